@@ -1,0 +1,119 @@
+"""The small interface every device backend implements."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar
+
+import torch
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Kernel time over repetitions, in milliseconds."""
+
+    median_ms: float
+    p20_ms: float
+    p80_ms: float
+    n: int
+
+    @property
+    def spread(self) -> float:
+        """Relative width of the p20..p80 band around the median."""
+        return (self.p80_ms - self.p20_ms) / self.median_ms if self.median_ms > 0 else 0.0
+
+    def as_dict(self) -> dict[str, float | int]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class DeviceLimits:
+    """Hard limits a config must respect before it is worth compiling."""
+
+    shared_memory_bytes: int | None = None  # per block, CUDA
+    unified_buffer_bytes: int | None = None  # per AI core, Ascend
+    max_grid: tuple[int, int, int] = (2**31 - 1, 65535, 65535)
+    max_total_blocks: int | None = None  # Ascend: a launch over 65535 blocks fails
+    cores: int | None = None
+
+
+def quantile(sorted_values: list[float], q: float) -> float:
+    """Linear-interpolated quantile of an already sorted list."""
+    if len(sorted_values) == 1:
+        return sorted_values[0]
+    pos = q * (len(sorted_values) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+class Backend(ABC):
+    """Detects a device and its soc, moves tensors there, synchronizes and times callables."""
+
+    kind: ClassVar[str]
+    #: Triton launch options (beyond constexpr tunables) this backend understands.
+    launch_options: ClassVar[frozenset[str]]
+    #: True where times are interpreter times: correctness only, never a performance claim.
+    is_interpreter: ClassVar[bool] = False
+
+    soc: str
+    device_name: str
+    limits: DeviceLimits
+
+    @property
+    @abstractmethod
+    def device(self) -> torch.device: ...
+
+    @abstractmethod
+    def synchronize(self) -> None: ...
+
+    @abstractmethod
+    def versions(self) -> dict[str, str]:
+        """Versions of the software stack that produced a number (driver, runtime, compiler)."""
+
+    def flush_l2(self) -> None:  # noqa: B027 (a no-op where there is no cache to flush)
+        """Evict the caches between repetitions so each one reads from device memory."""
+
+    def _elapsed_ms(self, fn: Callable[[], Any], reps: int) -> list[float]:
+        """Times `reps` calls of `fn` one by one with host clocks; devices override with events."""
+        out = []
+        for _ in range(reps):
+            self.flush_l2()
+            self.synchronize()
+            start = time.perf_counter()
+            fn()
+            self.synchronize()
+            out.append((time.perf_counter() - start) * 1e3)
+        return out
+
+    def time(
+        self,
+        fn: Callable[[], Any],
+        *,
+        warmup_ms: float = 25.0,
+        rep_ms: float = 100.0,
+        min_reps: int = 10,
+        max_reps: int = 1000,
+    ) -> Timing:
+        """Median, p20 and p80 of `fn` after a warm-up; the first call (compile) is not timed."""
+        fn()
+        self.synchronize()
+        estimate = statistics.median(self._elapsed_ms(fn, 3))
+        per_call = max(estimate, 1e-3)
+        for _ in range(max(1, int(warmup_ms / per_call))):
+            fn()
+        reps = min(max_reps, max(min_reps, int(rep_ms / per_call)))
+        samples = sorted(self._elapsed_ms(fn, reps))
+        return Timing(
+            median_ms=quantile(samples, 0.5),
+            p20_ms=quantile(samples, 0.2),
+            p80_ms=quantile(samples, 0.8),
+            n=len(samples),
+        )
+
+    def describe(self) -> str:
+        return f"{self.kind}:{self.soc} ({self.device_name})"

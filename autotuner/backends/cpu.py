@@ -1,0 +1,45 @@
+"""The Triton interpreter on the host CPU: correctness and CI, never performance."""
+
+from __future__ import annotations
+
+import os
+import platform
+from typing import ClassVar
+
+import torch
+
+from ..socs import CPU
+from .base import Backend, DeviceLimits
+from .interpreter import enable_bfloat16_dot
+
+
+class CpuBackend(Backend):
+    kind: ClassVar[str] = "cpu"
+    # The interpreter accepts and ignores these, so the search space keeps the shape it has on a GPU.
+    launch_options: ClassVar[frozenset[str]] = frozenset({"num_warps", "num_stages"})
+    is_interpreter: ClassVar[bool] = True
+
+    def __init__(self) -> None:
+        os.environ["TRITON_INTERPRET"] = "1"
+        enable_bfloat16_dot()
+        self.soc = CPU
+        self.device_name = f"Triton interpreter on {platform.processor() or platform.machine()}"
+        self.limits = DeviceLimits()
+
+    @property
+    def device(self) -> torch.device:
+        return torch.device("cpu")
+
+    def synchronize(self) -> None:
+        pass
+
+    def versions(self) -> dict[str, str]:
+        import triton
+
+        return {"torch": torch.__version__, "triton": triton.__version__, "interpreter": "1"}
+
+    def time(self, fn, **kw):  # type: ignore[override]
+        kw.setdefault("min_reps", 3)
+        kw.setdefault("max_reps", 20)
+        kw.setdefault("warmup_ms", 0.0)
+        return super().time(fn, **kw)

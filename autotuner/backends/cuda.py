@@ -1,0 +1,82 @@
+"""NVIDIA GPUs through Triton; times with CUDA events, L2 flushed between repetitions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import torch
+
+from ..socs import soc_from_device_name
+from .base import Backend, DeviceLimits
+
+_FLUSH_BYTES = 256 * 1024 * 1024
+
+
+class CudaBackend(Backend):
+    kind: ClassVar[str] = "cuda"
+    launch_options: ClassVar[frozenset[str]] = frozenset({"num_warps", "num_stages"})
+
+    def __init__(self, index: int = 0) -> None:
+        self._device = torch.device("cuda", index)
+        props = torch.cuda.get_device_properties(self._device)
+        self.device_name = props.name
+        self.soc = soc_from_device_name(props.name)
+        self.limits = DeviceLimits(
+            shared_memory_bytes=getattr(props, "shared_memory_per_block_optin", None),
+            cores=props.multi_processor_count,
+        )
+        self._flush_buffer: torch.Tensor | None = None
+
+    @staticmethod
+    def available() -> bool:
+        return torch.cuda.is_available() and torch.cuda.device_count() > 0
+
+    @staticmethod
+    def device_names() -> list[str]:
+        return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+
+    @property
+    def device(self) -> torch.device:
+        return self._device
+
+    def synchronize(self) -> None:
+        torch.cuda.synchronize(self._device)
+
+    def flush_l2(self) -> None:
+        if self._flush_buffer is None:
+            self._flush_buffer = torch.empty(_FLUSH_BYTES, dtype=torch.int8, device=self._device)
+        self._flush_buffer.zero_()
+
+    def _elapsed_ms(self, fn: Callable[[], Any], reps: int) -> list[float]:
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+        for start, end in zip(starts, ends, strict=True):
+            self.flush_l2()
+            start.record()
+            fn()
+            end.record()
+        self.synchronize()
+        return [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
+
+    def versions(self) -> dict[str, str]:
+        import triton
+
+        out = {
+            "torch": torch.__version__,
+            "triton": triton.__version__,
+            "cuda_runtime": str(torch.version.cuda),
+            "device": self.device_name,
+        }
+        try:
+            import subprocess
+
+            driver = subprocess.run(
+                ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                capture_output=True, text=True, timeout=10, check=False,
+            ).stdout.strip().splitlines()
+            if driver:
+                out["driver"] = driver[0]
+        except (OSError, subprocess.SubprocessError):
+            pass
+        return out

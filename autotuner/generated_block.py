@@ -1,0 +1,93 @@
+"""The generated block of a port file: frozen configs plus the code that picks one at run time.
+
+Only the text between the two marker lines is ever rewritten; everything else in the kernel file
+is the port author's.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from .errors import UserError
+from .pyliteral import format_literal
+from .socs import SOC_PATTERNS, VENDOR_WORDS
+
+BEGIN_MARKER = "# >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>"
+END_MARKER = "# <<< autotune generated block <<<"
+#: Launch options each device type understands; constexpr tunables are the BLOCK_* names.
+LAUNCH_OPTIONS = {"cuda": ("num_warps", "num_stages"), "npu": ("multibuffer",)}
+
+FrozenConfigs = dict[str, dict[str, list[dict[str, Any]]]]
+
+
+@cache
+def _template() -> jinja2.Template:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("autotuner", "templates"),
+        keep_trailing_newline=True,
+        autoescape=False,
+        undefined=jinja2.StrictUndefined,
+    )
+    return env.get_template("generated_block.py.j2")
+
+
+def render_block(frozen: FrozenConfigs) -> str:
+    """The block's text, markers included, for the given frozen configs (sorted for stable output)."""
+    ordered = {
+        soc: {kernel: frozen[soc][kernel] for kernel in sorted(frozen[soc])} for soc in sorted(frozen)
+    }
+    return _template().render(
+        begin_marker=BEGIN_MARKER,
+        end_marker=END_MARKER,
+        frozen=format_literal(ordered, prefix=len("FROZEN_CONFIGS = ")),
+        soc_patterns=format_literal(SOC_PATTERNS, prefix=len("_SOC_PATTERNS = ")),
+        vendor_words=format_literal(VENDOR_WORDS),
+        launch_options=format_literal(LAUNCH_OPTIONS),
+    )
+
+
+def _block_span(source: str, path: Path) -> tuple[int, int]:
+    """Character span of the block, markers included; UserError if the markers are damaged."""
+    lines = source.splitlines(keepends=True)
+    begins = [i for i, line in enumerate(lines) if line.rstrip("\n") == BEGIN_MARKER]
+    ends = [i for i, line in enumerate(lines) if line.rstrip("\n") == END_MARKER]
+    if len(begins) != 1 or len(ends) != 1 or ends[0] < begins[0]:
+        raise UserError(
+            f"{path}: the generated block's markers are missing or damaged "
+            f"({len(begins)} begin and {len(ends)} end marker lines); restore them before freezing"
+        )
+    start = sum(len(line) for line in lines[: begins[0]])
+    stop = sum(len(line) for line in lines[: ends[0] + 1])
+    return start, stop
+
+
+def read_frozen(source: str, path: Path) -> FrozenConfigs:
+    """FROZEN_CONFIGS as currently written in the file's block."""
+    start, stop = _block_span(source, path)
+    try:
+        tree = ast.parse(source[start:stop])
+    except SyntaxError as exc:
+        raise UserError(f"{path}: the generated block is not valid Python ({exc.msg}, block line {exc.lineno})") from None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "FROZEN_CONFIGS" for t in node.targets):
+            try:
+                return ast.literal_eval(node.value)
+            except ValueError:
+                break
+    raise UserError(f"{path}: the generated block has no literal FROZEN_CONFIGS")
+
+
+def replace_block(source: str, frozen: FrozenConfigs, path: Path) -> str:
+    """The file's source with its block regenerated; the result is checked to be valid Python."""
+    start, stop = _block_span(source, path)
+    new = source[:start] + render_block(frozen) + source[stop:]
+    try:
+        ast.parse(new)
+    except SyntaxError as exc:
+        raise UserError(f"{path}: not valid Python after regenerating the block ({exc.msg}, line {exc.lineno})") from None
+    return new

@@ -1,0 +1,30 @@
+"""Where the project's files live: the ATK folders, frozen_configs/ and the kernel files."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ATK_ROOT = Path("experimental/triton/atk_test")
+
+
+def project_root() -> Path:
+    """The checkout holding the ATK folders (`AUTOTUNE_ROOT` overrides, e.g. for tests)."""
+    env = os.environ.get("AUTOTUNE_ROOT")
+    return Path(env) if env else Path(__file__).resolve().parent.parent
+
+
+def atk_dir(op: str, root: Path | None = None) -> Path:
+    return (root or project_root()) / ATK_ROOT / op
+
+
+def port_file(op: str, root: Path | None = None) -> Path:
+    return atk_dir(op, root) / "npu_atk_test" / f"{op}.py"
+
+
+def performance_json(op: str, root: Path | None = None) -> Path:
+    return atk_dir(op, root) / "npu_atk_test" / f"{op}_performance.json"
+
+
+def frozen_configs_file(soc: str, op: str, root: Path | None = None) -> Path:
+    return (root or project_root()) / "frozen_configs" / soc / f"{op}.json"

@@ -1,0 +1,54 @@
+"""Names of the chips a number can belong to, and how device names map onto them.
+
+The port files carry a generated copy of `SOC_PATTERNS` and `soc_from_device_name` (they must run
+without this package); a test keeps the two in step.
+"""
+
+import re
+
+CPU = "cpu"
+NPU_SOCS = ("950PR", "950DT", "910B", "910_93")
+GPU_SOCS = (
+    "GH200", "H200", "H100", "H800", "H20", "B200", "B100",
+    "A100", "A800", "A10", "L40S", "L40", "L4", "V100", "T4",
+)
+KNOWN_SOCS = (CPU, *NPU_SOCS, *GPU_SOCS)
+
+# Unified buffer of one AI core (bytes): 192 KiB on A2/A3, about 248 KiB on 950.
+UNIFIED_BUFFER_BYTES = {
+    "950PR": 248 * 1024,
+    "950DT": 248 * 1024,
+    "910B": 192 * 1024,
+    "910_93": 192 * 1024,
+}
+
+#: (regex over the device name, soc); the first match wins.
+SOC_PATTERNS: tuple[tuple[str, str], ...] = (
+    (r"^Ascend950PR", "950PR"),
+    (r"^Ascend950DT", "950DT"),
+    (r"^Ascend910B", "910B"),
+    (r"^Ascend910_93", "910_93"),
+    *((rf"\b{soc}\b", soc) for soc in GPU_SOCS),
+)
+VENDOR_WORDS = ("NVIDIA", "GeForce", "Tesla", "Quadro")
+
+
+def soc_from_device_name(name: str) -> str:
+    """`Ascend950PR_9599` -> `950PR`, `NVIDIA A100-SXM4-80GB` -> `A100`.
+
+    An unknown name becomes its words without vendor names, joined (`NVIDIA RTX 6000` -> `RTX6000`).
+    """
+    for pattern, soc in SOC_PATTERNS:
+        if re.search(pattern, name):
+            return soc
+    words = [w for w in name.split() if w not in VENDOR_WORDS]
+    return "".join(words) or name
+
+
+def is_known(name: str) -> bool:
+    """Whether a device name maps onto a soc of SOC_PATTERNS (else callers warn)."""
+    return any(re.search(pattern, name) for pattern, _ in SOC_PATTERNS)
+
+
+def is_npu_soc(soc: str) -> bool:
+    return soc in NPU_SOCS

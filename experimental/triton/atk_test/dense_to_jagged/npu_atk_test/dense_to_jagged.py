@@ -1,0 +1,199 @@
+# Copyright (c) 2026 The autotune authors.
+# Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+# in compliance with the License. You may obtain a copy at http://www.apache.org/licenses/LICENSE-2.0
+#
+# Ascend port of FBGEMM's Triton dense_to_jagged for 2-D jagged tensors (pytorch/FBGEMM, see
+# README.md), written here. Upstream runs one program per sequence that walks all of its rows;
+# this port tiles rows across programs as well (grid: row blocks x sequences, each program striding
+# over the sequence), so BLOCK_ROW and BLOCK_COL are real tunables. Rows of a sequence longer than
+# the dense max length come out as zeros, as upstream.
+"""Triton port of dense_to_jagged: [B, max_len, D] dense -> [sum_L, D] jagged."""
+
+import math
+import os
+import re
+import warnings
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _dense_to_jagged_kernel(
+    dense_ptr, offsets_ptr, values_ptr, max_len, D,
+    stride_db, stride_dl, stride_dd, stride_vl, stride_vd,
+    BLOCK_ROW: tl.constexpr, BLOCK_COL: tl.constexpr,
+):  # fmt: skip
+    pid_r = tl.program_id(0)
+    pid_b = tl.program_id(1)
+    row_step = tl.num_programs(0) * BLOCK_ROW
+    begin = tl.load(offsets_ptr + pid_b)
+    length = tl.load(offsets_ptr + pid_b + 1) - begin
+    for start_r in range(pid_r * BLOCK_ROW, length, row_step):
+        offs_r = start_r + tl.arange(0, BLOCK_ROW)
+        in_jagged = offs_r < length
+        in_dense = in_jagged & (offs_r < max_len)
+        for start_c in range(0, D, BLOCK_COL):
+            offs_c = start_c + tl.arange(0, BLOCK_COL)
+            mask_c = offs_c < D
+            x = tl.load(
+                dense_ptr
+                + pid_b * stride_db
+                + offs_r[:, None] * stride_dl
+                + offs_c[None, :] * stride_dd,
+                mask=in_dense[:, None] & mask_c[None, :],
+                other=0.0,
+            )
+            tl.store(
+                values_ptr + (begin + offs_r)[:, None] * stride_vl + offs_c[None, :] * stride_vd,
+                x,
+                mask=in_jagged[:, None] & mask_c[None, :],
+            )
+
+
+# >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
+# Launch configs frozen per soc, kernel and case, and the code that picks one at run time.
+FROZEN_CONFIGS = {}
+
+_SOC_PATTERNS = (
+    ("^Ascend950PR", "950PR"),
+    ("^Ascend950DT", "950DT"),
+    ("^Ascend910B", "910B"),
+    ("^Ascend910_93", "910_93"),
+    ("\\bGH200\\b", "GH200"),
+    ("\\bH200\\b", "H200"),
+    ("\\bH100\\b", "H100"),
+    ("\\bH800\\b", "H800"),
+    ("\\bH20\\b", "H20"),
+    ("\\bB200\\b", "B200"),
+    ("\\bB100\\b", "B100"),
+    ("\\bA100\\b", "A100"),
+    ("\\bA800\\b", "A800"),
+    ("\\bA10\\b", "A10"),
+    ("\\bL40S\\b", "L40S"),
+    ("\\bL40\\b", "L40"),
+    ("\\bL4\\b", "L4"),
+    ("\\bV100\\b", "V100"),
+    ("\\bT4\\b", "T4"),
+)
+_VENDOR_WORDS = ("NVIDIA", "GeForce", "Tesla", "Quadro")
+_LAUNCH_OPTIONS = {"cuda": ("num_warps", "num_stages"), "npu": ("multibuffer",)}
+_DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
+_WARNED = set()
+
+
+def _soc_of(device):
+    """The soc of a tensor's device: `H200`, `950PR`, ... or `cpu` for the interpreter."""
+    if device.type == "cpu":
+        return "cpu"
+    if device.type == "npu":
+        name = torch.npu.get_device_name(device.index or 0)
+    else:
+        name = torch.cuda.get_device_name(device)
+    for pattern, soc in _SOC_PATTERNS:
+        if re.search(pattern, name):
+            return soc
+    words = [w for w in name.split() if w not in _VENDOR_WORDS]
+    return "".join(words) or name
+
+
+def _shape_distance(frozen, asked):
+    return sum(
+        abs(math.log2(max(v, 1)) - math.log2(max(asked.get(k, 1), 1))) for k, v in frozen.items()
+    )
+
+
+def _pick_config(kernel, shape, dtype, device, default):
+    """The frozen config of this soc for the case; else the nearest frozen case; else `default`.
+
+    Nearest: the same dtype and the smallest sum over the shape keys of |log2(frozen) - log2(asked)|,
+    with a warning once per kernel and shape. No tuning happens at run time.
+    """
+    soc = _soc_of(device)
+    entries = [e for e in FROZEN_CONFIGS.get(soc, {}).get(kernel, []) if e["dtype"] == dtype]
+    for entry in entries:
+        if entry["shape"] == shape:
+            return dict(entry["config"])
+    if not entries:
+        return dict(default)
+    nearest = min(entries, key=lambda e: _shape_distance(e["shape"], shape))
+    key = (soc, kernel, dtype, tuple(sorted(shape.items())))
+    if key not in _WARNED:
+        _WARNED.add(key)
+        warnings.warn(
+            f"{kernel}: no config frozen on {soc} for {shape} {dtype}; "
+            f"using that of the nearest frozen case {nearest['case']}",
+            stacklevel=3,
+        )
+    return dict(nearest["config"])
+
+
+def _split_config(config, device):
+    """(constexpr tunables, launch options this device understands) of a config."""
+    options = _LAUNCH_OPTIONS.get(device.type, ())
+    constexprs = {k: v for k, v in config.items() if k.startswith("BLOCK_")}
+    return constexprs, {k: v for k, v in config.items() if k in options}
+
+
+def _checked(check):
+    return check or os.environ.get("AUTOTUNE_CHECK") == "1"
+
+
+def _check_offsets(offsets, rows):
+    """Raise ValueError (one line) unless offsets are 0, non-decreasing, ending at `rows`."""
+    if offsets.dim() != 1 or offsets.numel() < 2 or offsets.dtype not in (torch.int32, torch.int64):
+        raise ValueError("offsets must be a 1-D int32/int64 tensor with B + 1 entries")
+    host = offsets.tolist()
+    if host[0] != 0:
+        raise ValueError(f"offsets must start at 0, not {host[0]}")
+    for i in range(1, len(host)):
+        if host[i] < host[i - 1]:
+            raise ValueError(
+                f"offsets must be non-decreasing: offsets[{i}]={host[i]} < offsets[{i - 1}]={host[i - 1]}"
+            )
+    if host[-1] != rows:
+        raise ValueError(f"offsets end at {host[-1]} but the jagged tensor has {rows} rows")
+
+
+# <<< autotune generated block <<<
+
+
+def default_config(kernel: str, shape: dict) -> dict:
+    """Upstream's launch: 32 x 32 thread blocks and Triton's num_warps=4."""
+    return {"BLOCK_ROW": 32, "BLOCK_COL": 32, "num_warps": 4}
+
+
+def dense_to_jagged(dense, offsets, total_rows=None, *, config=None, check=False):
+    """Same call as upstream: returns (values [sum_L, D], offsets); `offsets` is a one-element list.
+
+    `total_rows` (= offsets[-1]) spares a device-to-host read when the caller knows it.
+    """
+    offsets = list(offsets)
+    if len(offsets) != 1:
+        raise ValueError("only 2-D jagged tensors (one offsets tensor) are supported")
+    jagged_offsets = offsets[0]
+    if total_rows is None:
+        total_rows = int(jagged_offsets[-1])
+    if _checked(check):
+        if dense.dim() != 3 or dense.size(0) != jagged_offsets.numel() - 1:
+            raise ValueError(
+                f"dense must be [B, max_len, D] with B = offsets size - 1, got {tuple(dense.shape)}"
+            )
+        _check_offsets(jagged_offsets, total_rows)
+    batch, max_len, d = dense.shape
+    shape = {"B": batch, "max_seq_len": max_len, "D": d}
+    if config is None:
+        dtype = _DTYPE_NAMES.get(dense.dtype, str(dense.dtype))
+        config = _pick_config("fwd", shape, dtype, dense.device, default_config("fwd", shape))
+    blocks, options = _split_config(config, dense.device)
+    values = torch.empty(total_rows, d, dtype=dense.dtype, device=dense.device)
+    if values.numel() == 0:
+        return values, offsets
+    grid = (max(1, triton.cdiv(max_len, blocks["BLOCK_ROW"])), batch)
+    _dense_to_jagged_kernel[grid](
+        dense, jagged_offsets, values, max_len, d,
+        dense.stride(0), dense.stride(1), dense.stride(2), values.stride(0), values.stride(1),
+        **blocks, **options,
+    )  # fmt: skip
+    return values, offsets

@@ -1,0 +1,557 @@
+# Copyright (c) 2026 The autotune authors.
+# Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+# in compliance with the License. You may obtain a copy at http://www.apache.org/licenses/LICENSE-2.0
+#
+# Ascend port of FBGEMM's jagged_dense_flash_attention (pytorch/FBGEMM, see README.md), written
+# here. Softmax runs over the jagged (sequence) axis for each of the T dense positions:
+#   out[b, t] = sum_l softmax_l(q[b, l] . k[b, :, t] + bias[b, l, t]) * v[b, l]
+# Differences from upstream: every dtype in the backward too (fp32 accumulation, operands in the
+# input dtype), any D (padded to a power of two), lse kept in fp32, outputs fully written by the
+# kernels (no zero-fill passes), tunables passed per launch from the frozen configs below.
+"""Triton port of jagged_dense_flash_attention: forward, and the backward's three kernels."""
+
+import math
+import os
+import re
+import warnings
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _fwd_kernel(
+    q_ptr, k_ptr, v_ptr, ab_ptr, o_ptr, lse_ptr, offsets_ptr, max_seq_len, D, T,
+    stride_ql, stride_qd, stride_kb, stride_kd, stride_kt, stride_vl, stride_vd,
+    stride_ab_b, stride_ab_l, stride_ab_t, stride_ob, stride_ot, stride_od,
+    PRECISION: tl.constexpr, BLOCK_T: tl.constexpr, BLOCK_L: tl.constexpr, BLOCK_D: tl.constexpr,
+):  # fmt: skip
+    pid_t = tl.program_id(0)
+    pid_b = tl.program_id(1)
+    begin = tl.load(offsets_ptr + pid_b)
+    length = tl.minimum(tl.load(offsets_ptr + pid_b + 1) - begin, max_seq_len)
+
+    offs_t = pid_t * BLOCK_T + tl.arange(0, BLOCK_T)
+    offs_d = tl.arange(0, BLOCK_D)
+    mask_t = offs_t < T
+    mask_d = offs_d < D
+    k = tl.load(
+        k_ptr + pid_b * stride_kb + offs_d[:, None] * stride_kd + offs_t[None, :] * stride_kt,
+        mask=mask_d[:, None] & mask_t[None, :],
+        other=0.0,
+    )
+    m_i = tl.full([BLOCK_T], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_T], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_T, BLOCK_D], dtype=tl.float32)
+    for start_l in range(0, length, BLOCK_L):
+        offs_l = start_l + tl.arange(0, BLOCK_L)
+        mask_l = offs_l < length
+        rows = (begin + offs_l)[:, None]
+        q = tl.load(
+            q_ptr + rows * stride_ql + offs_d[None, :] * stride_qd,
+            mask=mask_l[:, None] & mask_d[None, :],
+            other=0.0,
+        )
+        bias = tl.load(
+            ab_ptr
+            + pid_b * stride_ab_b
+            + offs_l[:, None] * stride_ab_l
+            + offs_t[None, :] * stride_ab_t,
+            mask=mask_l[:, None] & mask_t[None, :],
+            other=0.0,
+        )
+        s = tl.dot(q, k, input_precision=PRECISION) + bias.to(tl.float32)
+        s = tl.where(mask_l[:, None], s, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, axis=0))
+        p = tl.exp(s - m_new[None, :])
+        alpha = tl.exp(m_i - m_new)
+        l_i = alpha * l_i + tl.sum(p, axis=0)
+        v = tl.load(
+            v_ptr + rows * stride_vl + offs_d[None, :] * stride_vd,
+            mask=mask_l[:, None] & mask_d[None, :],
+            other=0.0,
+        )
+        pv = tl.dot(tl.trans(p.to(v_ptr.dtype.element_ty)), v, input_precision=PRECISION)
+        acc = acc * alpha[:, None] + pv
+        m_i = m_new
+
+    has_rows = l_i > 0
+    out = acc / tl.where(has_rows, l_i, 1.0)[:, None]
+    lse = tl.where(has_rows, m_i + tl.log(tl.where(has_rows, l_i, 1.0)), float("-inf"))
+    tl.store(lse_ptr + pid_b * T + offs_t, lse, mask=mask_t)
+    tl.store(
+        o_ptr + pid_b * stride_ob + offs_t[:, None] * stride_ot + offs_d[None, :] * stride_od,
+        out.to(o_ptr.dtype.element_ty),
+        mask=mask_t[:, None] & mask_d[None, :],
+    )
+
+
+@triton.jit
+def _bwd_preprocess_kernel(
+    o_ptr, do_ptr, delta_ptr, D, T,
+    stride_ob, stride_ot, stride_od, stride_dob, stride_dot, stride_dod,
+    BLOCK_T: tl.constexpr, BLOCK_D: tl.constexpr,
+):  # fmt: skip
+    """delta[b, t] = sum_d out[b, t, d] * dout[b, t, d]; BLOCK_D may be smaller than D."""
+    pid_t = tl.program_id(0)
+    pid_b = tl.program_id(1)
+    offs_t = pid_t * BLOCK_T + tl.arange(0, BLOCK_T)
+    mask_t = offs_t < T
+    delta = tl.zeros([BLOCK_T], dtype=tl.float32)
+    for start_d in range(0, D, BLOCK_D):
+        offs_d = start_d + tl.arange(0, BLOCK_D)
+        mask = mask_t[:, None] & (offs_d < D)[None, :]
+        o = tl.load(
+            o_ptr + pid_b * stride_ob + offs_t[:, None] * stride_ot + offs_d[None, :] * stride_od,
+            mask=mask,
+            other=0.0,
+        )
+        do = tl.load(
+            do_ptr
+            + pid_b * stride_dob
+            + offs_t[:, None] * stride_dot
+            + offs_d[None, :] * stride_dod,
+            mask=mask,
+            other=0.0,
+        )
+        delta += tl.sum(o.to(tl.float32) * do.to(tl.float32), axis=1)
+    tl.store(delta_ptr + pid_b * T + offs_t, delta, mask=mask_t)
+
+
+@triton.jit
+def _bwd_dv_db_dq_kernel(
+    q_ptr, k_ptr, v_ptr, ab_ptr, offsets_ptr, do_ptr, lse_ptr, delta_ptr,
+    dq_ptr, dv_ptr, db_ptr, max_seq_len, N, D, T,
+    stride_ql, stride_qd, stride_kb, stride_kd, stride_kt, stride_vl, stride_vd,
+    stride_ab_b, stride_ab_l, stride_ab_t, stride_dob, stride_dot, stride_dod,
+    stride_dql, stride_dqd, stride_dvl, stride_dvd, stride_db_b, stride_db_l, stride_db_t,
+    PRECISION: tl.constexpr, BLOCK_T: tl.constexpr, BLOCK_L: tl.constexpr, BLOCK_D: tl.constexpr,
+):  # fmt: skip
+    """One BLOCK_L slice of one sequence: dv and dq for its rows, dbias for its rows of all T."""
+    pid_l = tl.program_id(0)
+    pid_b = tl.program_id(1)
+    begin = tl.load(offsets_ptr + pid_b)
+    seqlen = tl.minimum(tl.load(offsets_ptr + pid_b + 1) - begin, max_seq_len)
+    start_l = pid_l * BLOCK_L
+    offs_l = start_l + tl.arange(0, BLOCK_L)
+    offs_d = tl.arange(0, BLOCK_D)
+    mask_l = offs_l < seqlen
+    mask_d = offs_d < D
+    db_rows = db_ptr + pid_b * stride_db_b + offs_l[:, None] * stride_db_l
+    if start_l >= seqlen:
+        # Rows past the sequence: dbias is zero there, and nothing else to do.
+        for start_t in range(0, T, BLOCK_T):
+            offs_t = start_t + tl.arange(0, BLOCK_T)
+            zeros = tl.zeros([BLOCK_L, BLOCK_T], dtype=tl.float32)
+            tl.store(
+                db_rows + offs_t[None, :] * stride_db_t,
+                zeros.to(db_ptr.dtype.element_ty),
+                mask=(offs_l < N)[:, None] & (offs_t < T)[None, :],
+            )
+    else:
+        rows = (begin + offs_l)[:, None]
+        row_mask = mask_l[:, None] & mask_d[None, :]
+        q = tl.load(
+            q_ptr + rows * stride_ql + offs_d[None, :] * stride_qd, mask=row_mask, other=0.0
+        )
+        v = tl.load(
+            v_ptr + rows * stride_vl + offs_d[None, :] * stride_vd, mask=row_mask, other=0.0
+        )
+        dq = tl.zeros([BLOCK_L, BLOCK_D], dtype=tl.float32)
+        dv = tl.zeros([BLOCK_L, BLOCK_D], dtype=tl.float32)
+        for start_t in range(0, T, BLOCK_T):
+            offs_t = start_t + tl.arange(0, BLOCK_T)
+            mask_t = offs_t < T
+            k = tl.load(
+                k_ptr
+                + pid_b * stride_kb
+                + offs_d[:, None] * stride_kd
+                + offs_t[None, :] * stride_kt,
+                mask=mask_d[:, None] & mask_t[None, :],
+                other=0.0,
+            )
+            bias = tl.load(
+                ab_ptr
+                + pid_b * stride_ab_b
+                + offs_l[:, None] * stride_ab_l
+                + offs_t[None, :] * stride_ab_t,
+                mask=mask_l[:, None] & mask_t[None, :],
+                other=0.0,
+            )
+            lse = tl.load(lse_ptr + pid_b * T + offs_t, mask=mask_t, other=0.0)
+            delta = tl.load(delta_ptr + pid_b * T + offs_t, mask=mask_t, other=0.0)
+            do = tl.load(
+                do_ptr
+                + pid_b * stride_dob
+                + offs_t[:, None] * stride_dot
+                + offs_d[None, :] * stride_dod,
+                mask=mask_t[:, None] & mask_d[None, :],
+                other=0.0,
+            )
+            s = tl.dot(q, k, input_precision=PRECISION) + bias.to(tl.float32)
+            valid = mask_l[:, None] & mask_t[None, :]
+            p = tl.where(valid, tl.exp(s - lse[None, :]), 0.0)
+            dv += tl.dot(p.to(do_ptr.dtype.element_ty), do, input_precision=PRECISION)
+            dp = tl.dot(v, tl.trans(do), input_precision=PRECISION)
+            ds = p * (dp - delta[None, :])
+            tl.store(
+                db_rows + offs_t[None, :] * stride_db_t,
+                ds.to(db_ptr.dtype.element_ty),
+                mask=(offs_l < N)[:, None] & mask_t[None, :],
+            )
+            dq += tl.dot(ds.to(k_ptr.dtype.element_ty), tl.trans(k), input_precision=PRECISION)
+        tl.store(
+            dq_ptr + rows * stride_dql + offs_d[None, :] * stride_dqd,
+            dq.to(dq_ptr.dtype.element_ty),
+            mask=row_mask,
+        )
+        tl.store(
+            dv_ptr + rows * stride_dvl + offs_d[None, :] * stride_dvd,
+            dv.to(dv_ptr.dtype.element_ty),
+            mask=row_mask,
+        )
+
+
+@triton.jit
+def _bwd_dk_kernel(
+    q_ptr, k_ptr, v_ptr, ab_ptr, offsets_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, max_seq_len, D, T,
+    stride_ql, stride_qd, stride_kb, stride_kd, stride_kt, stride_vl, stride_vd,
+    stride_ab_b, stride_ab_l, stride_ab_t, stride_dob, stride_dot, stride_dod,
+    stride_dkb, stride_dkd, stride_dkt,
+    PRECISION: tl.constexpr, BLOCK_T: tl.constexpr, BLOCK_L: tl.constexpr, BLOCK_D: tl.constexpr,
+):  # fmt: skip
+    """dk[b, :, t-block] = sum over the sequence of q^T ds."""
+    pid_t = tl.program_id(0)
+    pid_b = tl.program_id(1)
+    begin = tl.load(offsets_ptr + pid_b)
+    seqlen = tl.minimum(tl.load(offsets_ptr + pid_b + 1) - begin, max_seq_len)
+    offs_t = pid_t * BLOCK_T + tl.arange(0, BLOCK_T)
+    offs_d = tl.arange(0, BLOCK_D)
+    mask_t = offs_t < T
+    mask_d = offs_d < D
+    k = tl.load(
+        k_ptr + pid_b * stride_kb + offs_d[:, None] * stride_kd + offs_t[None, :] * stride_kt,
+        mask=mask_d[:, None] & mask_t[None, :],
+        other=0.0,
+    )
+    do = tl.load(
+        do_ptr + pid_b * stride_dob + offs_t[:, None] * stride_dot + offs_d[None, :] * stride_dod,
+        mask=mask_t[:, None] & mask_d[None, :],
+        other=0.0,
+    )
+    lse = tl.load(lse_ptr + pid_b * T + offs_t, mask=mask_t, other=0.0)
+    delta = tl.load(delta_ptr + pid_b * T + offs_t, mask=mask_t, other=0.0)
+    dk = tl.zeros([BLOCK_D, BLOCK_T], dtype=tl.float32)
+    for start_l in range(0, seqlen, BLOCK_L):
+        offs_l = start_l + tl.arange(0, BLOCK_L)
+        mask_l = offs_l < seqlen
+        rows = (begin + offs_l)[:, None]
+        row_mask = mask_l[:, None] & mask_d[None, :]
+        q = tl.load(
+            q_ptr + rows * stride_ql + offs_d[None, :] * stride_qd, mask=row_mask, other=0.0
+        )
+        v = tl.load(
+            v_ptr + rows * stride_vl + offs_d[None, :] * stride_vd, mask=row_mask, other=0.0
+        )
+        bias = tl.load(
+            ab_ptr
+            + pid_b * stride_ab_b
+            + offs_l[:, None] * stride_ab_l
+            + offs_t[None, :] * stride_ab_t,
+            mask=mask_l[:, None] & mask_t[None, :],
+            other=0.0,
+        )
+        s = tl.dot(q, k, input_precision=PRECISION) + bias.to(tl.float32)
+        p = tl.where(mask_l[:, None] & mask_t[None, :], tl.exp(s - lse[None, :]), 0.0)
+        dp = tl.dot(v, tl.trans(do), input_precision=PRECISION)
+        ds = p * (dp - delta[None, :])
+        dk += tl.dot(tl.trans(q), ds.to(q_ptr.dtype.element_ty), input_precision=PRECISION)
+    tl.store(
+        dk_ptr + pid_b * stride_dkb + offs_d[:, None] * stride_dkd + offs_t[None, :] * stride_dkt,
+        dk.to(dk_ptr.dtype.element_ty),
+        mask=mask_d[:, None] & mask_t[None, :],
+    )
+
+
+# >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
+# Launch configs frozen per soc, kernel and case, and the code that picks one at run time.
+FROZEN_CONFIGS = {}
+
+_SOC_PATTERNS = (
+    ("^Ascend950PR", "950PR"),
+    ("^Ascend950DT", "950DT"),
+    ("^Ascend910B", "910B"),
+    ("^Ascend910_93", "910_93"),
+    ("\\bGH200\\b", "GH200"),
+    ("\\bH200\\b", "H200"),
+    ("\\bH100\\b", "H100"),
+    ("\\bH800\\b", "H800"),
+    ("\\bH20\\b", "H20"),
+    ("\\bB200\\b", "B200"),
+    ("\\bB100\\b", "B100"),
+    ("\\bA100\\b", "A100"),
+    ("\\bA800\\b", "A800"),
+    ("\\bA10\\b", "A10"),
+    ("\\bL40S\\b", "L40S"),
+    ("\\bL40\\b", "L40"),
+    ("\\bL4\\b", "L4"),
+    ("\\bV100\\b", "V100"),
+    ("\\bT4\\b", "T4"),
+)
+_VENDOR_WORDS = ("NVIDIA", "GeForce", "Tesla", "Quadro")
+_LAUNCH_OPTIONS = {"cuda": ("num_warps", "num_stages"), "npu": ("multibuffer",)}
+_DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
+_WARNED = set()
+
+
+def _soc_of(device):
+    """The soc of a tensor's device: `H200`, `950PR`, ... or `cpu` for the interpreter."""
+    if device.type == "cpu":
+        return "cpu"
+    if device.type == "npu":
+        name = torch.npu.get_device_name(device.index or 0)
+    else:
+        name = torch.cuda.get_device_name(device)
+    for pattern, soc in _SOC_PATTERNS:
+        if re.search(pattern, name):
+            return soc
+    words = [w for w in name.split() if w not in _VENDOR_WORDS]
+    return "".join(words) or name
+
+
+def _shape_distance(frozen, asked):
+    return sum(
+        abs(math.log2(max(v, 1)) - math.log2(max(asked.get(k, 1), 1))) for k, v in frozen.items()
+    )
+
+
+def _pick_config(kernel, shape, dtype, device, default):
+    """The frozen config of this soc for the case; else the nearest frozen case; else `default`.
+
+    Nearest: the same dtype and the smallest sum over the shape keys of |log2(frozen) - log2(asked)|,
+    with a warning once per kernel and shape. No tuning happens at run time.
+    """
+    soc = _soc_of(device)
+    entries = [e for e in FROZEN_CONFIGS.get(soc, {}).get(kernel, []) if e["dtype"] == dtype]
+    for entry in entries:
+        if entry["shape"] == shape:
+            return dict(entry["config"])
+    if not entries:
+        return dict(default)
+    nearest = min(entries, key=lambda e: _shape_distance(e["shape"], shape))
+    key = (soc, kernel, dtype, tuple(sorted(shape.items())))
+    if key not in _WARNED:
+        _WARNED.add(key)
+        warnings.warn(
+            f"{kernel}: no config frozen on {soc} for {shape} {dtype}; "
+            f"using that of the nearest frozen case {nearest['case']}",
+            stacklevel=3,
+        )
+    return dict(nearest["config"])
+
+
+def _split_config(config, device):
+    """(constexpr tunables, launch options this device understands) of a config."""
+    options = _LAUNCH_OPTIONS.get(device.type, ())
+    constexprs = {k: v for k, v in config.items() if k.startswith("BLOCK_")}
+    return constexprs, {k: v for k, v in config.items() if k in options}
+
+
+def _checked(check):
+    return check or os.environ.get("AUTOTUNE_CHECK") == "1"
+
+
+def _check_offsets(offsets, rows):
+    """Raise ValueError (one line) unless offsets are 0, non-decreasing, ending at `rows`."""
+    if offsets.dim() != 1 or offsets.numel() < 2 or offsets.dtype not in (torch.int32, torch.int64):
+        raise ValueError("offsets must be a 1-D int32/int64 tensor with B + 1 entries")
+    host = offsets.tolist()
+    if host[0] != 0:
+        raise ValueError(f"offsets must start at 0, not {host[0]}")
+    for i in range(1, len(host)):
+        if host[i] < host[i - 1]:
+            raise ValueError(
+                f"offsets must be non-decreasing: offsets[{i}]={host[i]} < offsets[{i - 1}]={host[i - 1]}"
+            )
+    if host[-1] != rows:
+        raise ValueError(f"offsets end at {host[-1]} but the jagged tensor has {rows} rows")
+
+
+# <<< autotune generated block <<<
+
+
+def _block_d(d: int) -> int:
+    """The whole head dimension in one tile, padded to a power of two (tl.dot needs >= 16)."""
+    return max(16, triton.next_power_of_2(d))
+
+
+def default_config(kernel: str, shape: dict) -> dict:
+    """Upstream's launch: BLOCK_T = BLOCK_L = 32, BLOCK_D = D, Triton's num_warps=4, num_stages=3."""
+    if kernel == "bwd_preprocess":
+        return {"BLOCK_T": 32, "BLOCK_D": _block_d(shape["D"]), "num_warps": 4}
+    return {"BLOCK_T": 32, "BLOCK_L": 32, "num_warps": 4, "num_stages": 3}
+
+
+def _shape(batch: int, max_seq_len: int, d: int, t: int) -> dict:
+    return {"B": batch, "max_seq_len": int(max_seq_len), "D": d, "T": t}
+
+
+def _configure(kernel, config, shape, device, dtype):
+    if config is None:
+        default = default_config(kernel, shape)
+        config = _pick_config(kernel, shape, _DTYPE_NAMES[dtype], device, default)
+    return _split_config(config, device)
+
+
+def _precision(allow_tf32: bool) -> str:
+    return "tf32" if allow_tf32 else "ieee"
+
+
+def _check_inputs(q, k, v, attn_bias, offsets, max_seq_len):
+    if q.dim() != 2 or k.dim() != 3 or attn_bias.dim() != 3:
+        raise ValueError("expected q, v: [sum_L, D], k: [B, D, T], attn_bias: [B, N, T]")
+    batch, d, t = k.shape
+    if q.shape != v.shape or q.size(1) != d:
+        raise ValueError(f"q {tuple(q.shape)} and v {tuple(v.shape)} must both be [sum_L, {d}]")
+    if attn_bias.size(0) != batch or attn_bias.size(2) != t or attn_bias.size(1) < max_seq_len:
+        raise ValueError(
+            f"attn_bias {tuple(attn_bias.shape)} must be [{batch}, >= {max_seq_len}, {t}]"
+        )
+    if offsets.numel() != batch + 1:
+        raise ValueError(f"offsets has {offsets.numel()} entries, expected B + 1 = {batch + 1}")
+    if not (q.dtype == k.dtype == v.dtype == attn_bias.dtype):
+        raise ValueError("q, k, v and attn_bias must share one dtype")
+    _check_offsets(offsets, q.size(0))
+
+
+def jagged_dense_flash_attention_fwd(
+    q, k, v, attn_bias, offsets, max_seq_len, allow_tf32=False, *, config=None, check=False
+):
+    """(out [B, T, D], lse [B, T] fp32); an empty sequence gives zeros and lse = -inf."""
+    if _checked(check):
+        _check_inputs(q, k, v, attn_bias, offsets, max_seq_len)
+    batch, d, t = k.shape
+    shape = _shape(batch, max_seq_len, d, t)
+    blocks, options = _configure("fwd", config, shape, q.device, q.dtype)
+    out = torch.empty(batch, t, d, dtype=q.dtype, device=q.device)
+    lse = torch.empty(batch, t, dtype=torch.float32, device=q.device)
+    grid = (triton.cdiv(t, blocks["BLOCK_T"]), batch)
+    _fwd_kernel[grid](
+        q, k, v, attn_bias, out, lse, offsets, max_seq_len, d, t,
+        q.stride(0), q.stride(1), k.stride(0), k.stride(1), k.stride(2), v.stride(0), v.stride(1),
+        attn_bias.stride(0), attn_bias.stride(1), attn_bias.stride(2),
+        out.stride(0), out.stride(1), out.stride(2),
+        PRECISION=_precision(allow_tf32), BLOCK_D=_block_d(d), **blocks, **options,
+    )  # fmt: skip
+    return out, lse
+
+
+def bwd_preprocess(out, dout, max_seq_len, *, config=None):
+    """delta [B, T] fp32: the row-wise dot product of out and dout."""
+    batch, t, d = out.shape
+    shape = _shape(batch, max_seq_len, d, t)
+    blocks, options = _configure("bwd_preprocess", config, shape, out.device, out.dtype)
+    delta = torch.empty(batch, t, dtype=torch.float32, device=out.device)
+    grid = (triton.cdiv(t, blocks["BLOCK_T"]), batch)
+    _bwd_preprocess_kernel[grid](
+        out, dout, delta, d, t,
+        out.stride(0), out.stride(1), out.stride(2), dout.stride(0), dout.stride(1), dout.stride(2),
+        **blocks, **options,
+    )  # fmt: skip
+    return delta
+
+
+def bwd_dv_db_dq(
+    q, k, v, attn_bias, offsets, max_seq_len, dout, lse, delta, allow_tf32=False, *, config=None
+):
+    """(dq, dv, dbias): rows of a sequence past max_seq_len get zero dq and dv."""
+    batch, d, t = k.shape
+    shape = _shape(batch, max_seq_len, d, t)
+    blocks, options = _configure("bwd_dv_db_dq", config, shape, q.device, q.dtype)
+    dq = torch.zeros_like(q)
+    dv = torch.zeros_like(v)
+    dbias = torch.empty_like(attn_bias)
+    n = attn_bias.size(1)
+    grid = (triton.cdiv(n, blocks["BLOCK_L"]), batch)
+    _bwd_dv_db_dq_kernel[grid](
+        q, k, v, attn_bias, offsets, dout, lse, delta, dq, dv, dbias, max_seq_len, n, d, t,
+        q.stride(0), q.stride(1), k.stride(0), k.stride(1), k.stride(2), v.stride(0), v.stride(1),
+        attn_bias.stride(0), attn_bias.stride(1), attn_bias.stride(2),
+        dout.stride(0), dout.stride(1), dout.stride(2), dq.stride(0), dq.stride(1),
+        dv.stride(0), dv.stride(1), dbias.stride(0), dbias.stride(1), dbias.stride(2),
+        PRECISION=_precision(allow_tf32), BLOCK_D=_block_d(d), **blocks, **options,
+    )  # fmt: skip
+    return dq, dv, dbias
+
+
+def bwd_dk(
+    q, k, v, attn_bias, offsets, max_seq_len, dout, lse, delta, allow_tf32=False, *, config=None
+):
+    """dk [B, D, T]; zero for an empty sequence."""
+    batch, d, t = k.shape
+    shape = _shape(batch, max_seq_len, d, t)
+    blocks, options = _configure("bwd_dk", config, shape, q.device, q.dtype)
+    dk = torch.empty_like(k)
+    grid = (triton.cdiv(t, blocks["BLOCK_T"]), batch)
+    _bwd_dk_kernel[grid](
+        q, k, v, attn_bias, offsets, dout, lse, delta, dk, max_seq_len, d, t,
+        q.stride(0), q.stride(1), k.stride(0), k.stride(1), k.stride(2), v.stride(0), v.stride(1),
+        attn_bias.stride(0), attn_bias.stride(1), attn_bias.stride(2),
+        dout.stride(0), dout.stride(1), dout.stride(2), dk.stride(0), dk.stride(1), dk.stride(2),
+        PRECISION=_precision(allow_tf32), BLOCK_D=_block_d(d), **blocks, **options,
+    )  # fmt: skip
+    return dk
+
+
+def jagged_dense_flash_attention_bwd(
+    q,
+    k,
+    v,
+    out,
+    lse,
+    dout,
+    attn_bias,
+    offsets,
+    max_seq_len,
+    allow_tf32=False,
+    *,
+    configs=None,
+    check=False,
+):
+    """(dq, dk, dv, dbias); `configs` maps kernel names to explicit configs."""
+    configs = configs or {}
+    if _checked(check):
+        _check_inputs(q, k, v, attn_bias, offsets, max_seq_len)
+    dout = dout.contiguous()
+    delta = bwd_preprocess(out, dout, max_seq_len, config=configs.get("bwd_preprocess"))
+    args = (q, k, v, attn_bias, offsets, max_seq_len, dout, lse, delta, allow_tf32)
+    dq, dv, dbias = bwd_dv_db_dq(*args, config=configs.get("bwd_dv_db_dq"))
+    dk = bwd_dk(*args, config=configs.get("bwd_dk"))
+    return dq, dk, dv, dbias
+
+
+class JaggedDenseFlashAttention(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q, k, v, attn_bias, offsets, max_seq_len, allow_tf32=False):
+        out, lse = jagged_dense_flash_attention_fwd(
+            q, k, v, attn_bias, offsets, max_seq_len, allow_tf32
+        )
+        ctx.save_for_backward(q, k, v, attn_bias, offsets, out, lse)
+        ctx.max_seq_len = max_seq_len
+        ctx.allow_tf32 = allow_tf32
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        q, k, v, attn_bias, offsets, out, lse = ctx.saved_tensors
+        dq, dk, dv, dbias = jagged_dense_flash_attention_bwd(
+            q, k, v, out, lse, dout, attn_bias, offsets, ctx.max_seq_len, ctx.allow_tf32
+        )
+        return dq, dk, dv, dbias, None, None, None
+
+
+def jagged_dense_flash_attention(q, k, v, attn_bias, offsets, max_seq_len, allow_tf32=True):
+    """Same signature as upstream: q, v [sum_L, D] jagged, k [B, D, T], attn_bias [B, N, T]."""
+    q, k, v, attn_bias, offsets = (x.contiguous() for x in (q, k, v, attn_bias, offsets))
+    return JaggedDenseFlashAttention.apply(q, k, v, attn_bias, offsets, max_seq_len, allow_tf32)

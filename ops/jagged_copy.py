@@ -1,0 +1,134 @@
+"""What jagged_to_padded_dense and dense_to_jagged share: shapes, cases, tunables, upstream file.
+
+Both copy rows between a 2-D jagged tensor [sum_L, D] and a padded dense one [B, max_len, D];
+their outputs are exact, so port and upstream must both match the golden bit for bit.
+"""
+
+from __future__ import annotations
+
+import zlib
+from abc import abstractmethod
+
+import torch
+
+from autotuner.upstream import load
+
+from .jagged import offsets_from_lengths, skewed_lengths
+from .spec import (
+    Case,
+    CaseKind,
+    Config,
+    KernelSpec,
+    OpSpec,
+    Tensors,
+    Tunable,
+    Upstream,
+    block_at_most,
+    canonical_dtype,
+    next_pow2,
+    pow2_range,
+)
+
+SHORT_DTYPE = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
+UPSTREAM_FILE = Upstream(
+    file="triton/jagged/triton_jagged_tensor_ops.py",
+    sha256="2b56cea5a12bab27cd3f93cc6b018da316a58d226b3325907ea85717cbb238a2",
+    functions=(),
+    lines="",
+)
+#: Upstream's thread_block_row_size and thread_block_col_size.
+UPSTREAM_BLOCK = 32
+
+# (B, max_len, D, lengths): B=1, empty sequences, sequences past max_len, D not a multiple of a block.
+ACCURACY_SHAPES = (
+    (1, 8, 16, (8,)),
+    (4, 16, 40, (0, 5, 16, 23)),
+    (6, 33, 7, (33, 0, 50, 1, 32, 0)),
+)
+PERFORMANCE_SHAPES = (
+    (2048, 256, 64, "float16"),
+    (1024, 1024, 128, "float32"),
+    (2048, 512, 256, "bfloat16"),
+    (512, 4096, 128, "bfloat16"),
+)
+
+
+def _tiles(config: Config, case: Case) -> int:
+    return config["BLOCK_ROW"] * config["BLOCK_COL"] * case.torch_dtype.itemsize
+
+
+def _grid(config: Config, case: Case) -> tuple[int, int]:
+    return max(1, -(-case.shape["max_seq_len"] // config["BLOCK_ROW"])), case.shape["B"]
+
+
+COPY_KERNEL = dict(
+    name="fwd",
+    tunables=(
+        Tunable("BLOCK_ROW", pow2_range(1, 128)),
+        Tunable("BLOCK_COL", pow2_range(16, 512)),
+        Tunable("num_warps", (1, 2, 4, 8), launch_option=True),
+    ),
+    default=lambda case: {"BLOCK_ROW": UPSTREAM_BLOCK, "BLOCK_COL": UPSTREAM_BLOCK, "num_warps": 4},
+    grid=_grid,
+    tile_bytes=_tiles,
+    stream_bytes=_tiles,
+    constraints=(
+        block_at_most("BLOCK_COL", lambda c: max(16, next_pow2(c.shape["D"])), "D"),
+        block_at_most("BLOCK_ROW", lambda c: next_pow2(c.shape["max_seq_len"]), "max_seq_len"),
+    ),
+)
+
+
+class JaggedCopyOp(OpSpec):
+    """A 2-D jagged <-> padded dense copy; subclasses say which way."""
+
+    shape_keys = ("B", "max_seq_len", "D")
+    #: The one output's name.
+    output: str
+
+    def cases(self, kind: CaseKind) -> list[Case]:
+        if kind == "accuracy":
+            return [
+                self._case(b, n, d, dtype, lengths, kind)
+                for b, n, d, lengths in ACCURACY_SHAPES
+                for dtype in self.dtypes
+            ]
+        return [self._case(b, n, d, dtype, skewed_lengths(b, n), kind) for b, n, d, dtype in PERFORMANCE_SHAPES]
+
+    def _case(self, b: int, n: int, d: int, dtype: str, lengths: tuple[int, ...], kind: CaseKind) -> Case:
+        name = f"b{b}_n{n}_d{d}_{SHORT_DTYPE[dtype]}"
+        return Case(self.name, name, {"B": b, "max_seq_len": n, "D": d}, dtype, lengths, kind)
+
+    def case_from_shape(self, shape: dict[str, int], dtype: str, lengths: list[int] | None) -> Case:
+        missing = [k for k in self.shape_keys if k not in shape]
+        extra = [k for k in shape if k not in self.shape_keys]
+        if missing or extra:
+            raise ValueError(f"shape needs exactly {', '.join(self.shape_keys)} (missing {missing}, unknown {extra})")
+        if shape["B"] <= 0 or shape["D"] <= 0 or shape["max_seq_len"] < 0:
+            raise ValueError("B and D must be positive and max_seq_len non-negative")
+        b = shape["B"]
+        lengths = list(lengths) if lengths is not None else list(skewed_lengths(b, shape["max_seq_len"]))
+        if len(lengths) != b:
+            raise ValueError(f"{len(lengths)} sequence lengths given for B={b}")
+        return self._case(b, shape["max_seq_len"], shape["D"], canonical_dtype(dtype), tuple(lengths), "accuracy")
+
+    def _generator(self, case: Case, seed: int) -> torch.Generator:
+        return torch.Generator().manual_seed(zlib.crc32(case.name.encode()) + seed)
+
+    def _common(self, case: Case, device: torch.device) -> Tensors:
+        return {
+            "offsets": offsets_from_lengths(case.lengths, device),
+            "max_seq_len": torch.tensor(case.shape["max_seq_len"]),
+        }
+
+    def upstream_outputs(self, case: Case) -> tuple[str, ...]:
+        return (self.output,)
+
+    def _upstream(self):
+        return load(self.upstream.file, self.upstream.sha256)
+
+    def run_port(self, inputs: Tensors, configs: dict[str, Config] | None = None) -> Tensors:
+        return self.launch("fwd", inputs, (configs or {}).get("fwd"))  # type: ignore[arg-type]
+
+    @abstractmethod
+    def launch(self, kernel: str, inputs: Tensors, config: Config | None) -> Tensors: ...

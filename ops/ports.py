@@ -1,0 +1,40 @@
+"""Load an op's port (`npu_atk_test/<op>.py`) by path: ATK folders are not Python packages."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import types
+
+from autotuner.errors import UserError
+from autotuner.paths import port_file
+
+
+def module_name(op: str) -> str:
+    # Triton fixes interpreter vs compiler when a kernel is decorated: one module per mode.
+    mode = "interp" if os.environ.get("TRITON_INTERPRET") == "1" else "device"
+    return f"_autotune_ports_{mode}.{op}"
+
+
+def load_port(op: str, *, fresh: bool = False) -> types.ModuleType:
+    """The port module of `op`; `fresh` re-reads the file (after a freeze rewrote it)."""
+    name = module_name(op)
+    if not fresh and name in sys.modules:
+        return sys.modules[name]
+    path = port_file(op)
+    if not path.is_file():
+        raise UserError(f"port of {op} not found at {path}")
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        del sys.modules[name]
+        raise UserError(f"port of {op} at {path} is not valid Python: {exc.msg} (line {exc.lineno})") from None
+    except Exception:
+        del sys.modules[name]
+        raise
+    return module

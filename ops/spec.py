@@ -1,0 +1,223 @@
+"""The contract every op spec module fulfils: cases, reference, tolerances, kernels and their spaces.
+
+An op module in this package defines `SPEC = SomeOp()` (a subclass of `OpSpec`); `ops.all_ops()`
+finds it. The port it describes lives in the op's ATK folder and is loaded by path.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+import torch
+
+from autotuner.backends.base import DeviceLimits
+
+Config = dict[str, int]
+Tensors = dict[str, torch.Tensor]
+CaseKind = Literal["accuracy", "performance"]
+
+DTYPES: dict[str, torch.dtype] = {
+    "float32": torch.float32,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+}
+DTYPE_ALIASES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "half": "float16"}
+
+
+def canonical_dtype(name: str) -> str:
+    """`bf16` -> `bfloat16`; raises ValueError naming the accepted spellings."""
+    key = DTYPE_ALIASES.get(name.strip().lower(), name.strip().lower())
+    if key not in DTYPES:
+        raise ValueError(f"unknown dtype {name!r}; use one of {', '.join(DTYPES)} (or fp32, fp16, bf16)")
+    return key
+
+
+def next_pow2(n: int) -> int:
+    return 1 << max(0, math.ceil(math.log2(max(1, n))))
+
+
+def pow2_range(lo: int, hi: int) -> tuple[int, ...]:
+    return tuple(1 << e for e in range(int(math.log2(lo)), int(math.log2(hi)) + 1))
+
+
+@dataclass(frozen=True)
+class Tunable:
+    """One searchable parameter; `values` are ordered, so powers of two are treated as ordinal."""
+
+    name: str
+    values: tuple[int, ...]
+    #: A launch option (num_warps, num_stages, multibuffer) rather than a constexpr of the kernel.
+    launch_option: bool = False
+
+
+@dataclass(frozen=True)
+class Case:
+    """One input of an op: a shape, a dtype and the jagged lengths, all deterministic."""
+
+    op: str
+    name: str
+    shape: dict[str, int]
+    dtype: str
+    lengths: tuple[int, ...] = ()
+    kind: CaseKind = "accuracy"
+
+    @property
+    def torch_dtype(self) -> torch.dtype:
+        return DTYPES[self.dtype]
+
+    def describe(self) -> str:
+        return " ".join(f"{k}={v}" for k, v in self.shape.items()) + f" {self.dtype}"
+
+
+Constraint = Callable[[Config, Case, DeviceLimits], "str | None"]
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """A `@triton.jit` function of the port with tunables."""
+
+    name: str
+    tunables: tuple[Tunable, ...]
+    #: Outputs of the op this kernel produces; its correctness gate compares them with the golden.
+    outputs: tuple[str, ...]
+    #: The upstream default for a case (a function, since e.g. BLOCK_D = D upstream).
+    default: Callable[[Case], Config]
+    #: Launch grid for a config and case, for the grid limits of a backend.
+    grid: Callable[[Config, Case], tuple[int, ...]]
+    #: Bytes of the tiles live at once in one program (inputs in their dtype, fp32 intermediates):
+    #: the unified-buffer footprint on Ascend.
+    tile_bytes: Callable[[Config, Case], int]
+    #: Bytes one loop iteration loads; Triton multi-buffers them in shared memory, so
+    #: `stream_bytes * (num_stages - 1)` is a lower bound of the shared memory a CUDA launch needs.
+    stream_bytes: Callable[[Config, Case], int]
+    constraints: tuple[Constraint, ...] = field(default=())
+    #: Name of the upstream `@triton.jit` function this kernel ports.
+    upstream_kernel: str = ""
+
+    def tunable(self, name: str) -> Tunable:
+        return next(t for t in self.tunables if t.name == name)
+
+    def violation(self, config: Config, case: Case, limits: DeviceLimits) -> str | None:
+        """The first reason this config cannot run on this case and device, or None."""
+        for tunable in self.tunables:
+            if tunable.name in config and config[tunable.name] not in tunable.values:
+                return f"{tunable.name}={config[tunable.name]} is outside {list(tunable.values)}"
+        grid = self.grid(config, case)
+        for axis, (size, limit) in enumerate(zip(grid, limits.max_grid, strict=False)):
+            if size > limit:
+                return f"grid axis {axis} has {size} blocks, over the limit {limit}"
+        if limits.max_total_blocks is not None and math.prod(grid) > limits.max_total_blocks:
+            return f"grid of {math.prod(grid)} blocks is over the limit {limits.max_total_blocks}"
+        if limits.unified_buffer_bytes is not None:
+            need = self.tile_bytes(config, case) * (2 if config.get("multibuffer") else 1)
+            if need > limits.unified_buffer_bytes:
+                return f"tiles need {need} B of unified buffer, over {limits.unified_buffer_bytes} B"
+        if limits.shared_memory_bytes is not None:
+            need = self.stream_bytes(config, case) * (config.get("num_stages", 1) - 1)
+            if need > limits.shared_memory_bytes:
+                return f"pipelined tiles need at least {need} B of shared memory, over {limits.shared_memory_bytes} B"
+        for constraint in self.constraints:
+            reason = constraint(config, case, limits)
+            if reason:
+                return reason
+        return None
+
+
+def block_at_most(tunable: str, bound: Callable[[Case], int], what: str) -> Constraint:
+    """Reject a block larger than the padded dimension it tiles: it only computes padding."""
+
+    def check(config: Config, case: Case, limits: DeviceLimits) -> str | None:
+        limit = bound(case)
+        if tunable in config and config[tunable] > limit:
+            return f"{tunable}={config[tunable]} is larger than {what} padded to {limit}"
+        return None
+
+    return check
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """Where the upstream kernels of an op come from (see autotuner.upstream)."""
+
+    file: str  # relative to the fbgemm_gpu package, e.g. "sll/triton/triton_jagged_softmax.py"
+    sha256: str
+    functions: tuple[str, ...]  # the public entry points the op calls
+    lines: str  # line range in the upstream file, e.g. "17-864"
+
+
+class OpSpec(ABC):
+    """What to run for one op; `autotuner` decides how."""
+
+    name: str
+    summary: str
+    upstream: Upstream
+    #: Keys of `Case.shape`, in order; launchers match frozen cases on these.
+    shape_keys: tuple[str, ...]
+    dtypes: tuple[str, ...] = ("float32", "float16", "bfloat16")
+    #: Norm-wise relative error a tuned config may have against the float64 golden, per dtype.
+    tolerance: dict[str, float] = {"float32": 1e-4, "float16": 5e-3, "bfloat16": 4e-2}
+    kernels: tuple[KernelSpec, ...]
+
+    # -- cases -------------------------------------------------------------------------------
+    @abstractmethod
+    def cases(self, kind: CaseKind) -> list[Case]:
+        """Accuracy cases are interpreter-sized; performance cases are realistic shapes."""
+
+    def case(self, name: str, kind: CaseKind | None = None) -> Case:
+        kinds: Iterable[CaseKind] = (kind,) if kind else ("accuracy", "performance")
+        for k in kinds:
+            for c in self.cases(k):
+                if c.name == name:
+                    return c
+        valid = [c.name for k in kinds for c in self.cases(k)]
+        raise ValueError(f"unknown case {name!r} for {self.name}; valid: {', '.join(valid)}")
+
+    @abstractmethod
+    def case_from_shape(self, shape: dict[str, int], dtype: str, lengths: list[int] | None) -> Case:
+        """A user-given case (CLI `--shape`), validated; raises ValueError with one line."""
+
+    # -- data --------------------------------------------------------------------------------
+    @abstractmethod
+    def make_inputs(self, case: Case, device: torch.device, seed: int = 0) -> Tensors:
+        """Inputs in the case dtype on `device`; values seeded, shapes deterministic."""
+
+    @abstractmethod
+    def reference(self, inputs: Tensors) -> Tensors:
+        """Float64 golden outputs (and intermediates the kernels need) computed with torch."""
+
+    def comparable(self, name: str, tensor: torch.Tensor, inputs: Tensors) -> torch.Tensor:
+        """The part of an output that is defined (e.g. lse of non-empty sequences only)."""
+        return tensor
+
+    # -- the port and upstream ---------------------------------------------------------------
+    @abstractmethod
+    def run_port(self, inputs: Tensors, configs: dict[str, Config] | None = None) -> Tensors:
+        """The whole op through the port's launchers (frozen or default configs unless given)."""
+
+    @abstractmethod
+    def upstream_outputs(self, case: Case) -> tuple[str, ...]:
+        """Outputs upstream can produce for this case (none where it cannot run the dtype)."""
+
+    @abstractmethod
+    def run_upstream(self, inputs: Tensors, case: Case) -> Tensors:
+        """The upstream kernels with their upstream defaults."""
+
+    def kernel_inputs(self, kernel: str, inputs: Tensors, golden: Tensors) -> Tensors:
+        """Inputs one kernel needs when run alone (e.g. lse and delta for the backward)."""
+        return inputs
+
+    @abstractmethod
+    def launch(self, kernel: str, inputs: Tensors, config: Config) -> Tensors:
+        """Run one kernel of the port with an explicit config."""
+
+    def kernel(self, name: str) -> KernelSpec:
+        for k in self.kernels:
+            if k.name == name:
+                return k
+        raise ValueError(
+            f"unknown kernel {name!r} for {self.name}; valid: {', '.join(k.name for k in self.kernels)}"
+        )
