@@ -17,7 +17,9 @@ from .errors import UserError
 from .pyliteral import format_literal
 from .socs import SOC_PATTERNS, VENDOR_WORDS
 
-BEGIN_MARKER = "# >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>"
+BEGIN_MARKER = (
+    "# >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>"
+)
 END_MARKER = "# <<< autotune generated block <<<"
 #: Launch options each device type understands; constexpr tunables are the BLOCK_* names.
 LAUNCH_OPTIONS = {"cuda": ("num_warps", "num_stages"), "npu": ("multibuffer",)}
@@ -39,7 +41,8 @@ def _template() -> jinja2.Template:
 def render_block(frozen: FrozenConfigs) -> str:
     """The block's text, markers included, for the given frozen configs (sorted for stable output)."""
     ordered = {
-        soc: {kernel: frozen[soc][kernel] for kernel in sorted(frozen[soc])} for soc in sorted(frozen)
+        soc: {kernel: frozen[soc][kernel] for kernel in sorted(frozen[soc])}
+        for soc in sorted(frozen)
     }
     return _template().render(
         begin_marker=BEGIN_MARKER,
@@ -72,9 +75,13 @@ def read_frozen(source: str, path: Path) -> FrozenConfigs:
     try:
         tree = ast.parse(source[start:stop])
     except SyntaxError as exc:
-        raise UserError(f"{path}: the generated block is not valid Python ({exc.msg}, block line {exc.lineno})") from None
+        raise UserError(
+            f"{path}: the generated block is not valid Python ({exc.msg}, block line {exc.lineno})"
+        ) from None
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "FROZEN_CONFIGS" for t in node.targets):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "FROZEN_CONFIGS" for t in node.targets
+        ):
             try:
                 return ast.literal_eval(node.value)
             except ValueError:
@@ -89,5 +96,7 @@ def replace_block(source: str, frozen: FrozenConfigs, path: Path) -> str:
     try:
         ast.parse(new)
     except SyntaxError as exc:
-        raise UserError(f"{path}: not valid Python after regenerating the block ({exc.msg}, line {exc.lineno})") from None
+        raise UserError(
+            f"{path}: not valid Python after regenerating the block ({exc.msg}, line {exc.lineno})"
+        ) from None
     return new

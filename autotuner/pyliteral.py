@@ -40,7 +40,12 @@ def format_literal(value: Any, indent: int = 0, prefix: int = 0) -> str:
     if not value:
         return open_ + close
     flat = _items(value, indent + 4)
-    one_line = open_ + ", ".join(flat) + ("," if isinstance(value, tuple) and len(value) == 1 else "") + close
+    one_line = (
+        open_
+        + ", ".join(flat)
+        + ("," if isinstance(value, tuple) and len(value) == 1 else "")
+        + close
+    )
     # A trailing "," after the literal inside its parent costs one column.
     if "\n" not in one_line and indent + prefix + len(one_line) + 1 <= LINE_LENGTH:
         return one_line

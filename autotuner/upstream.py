@@ -31,9 +31,13 @@ def package_root() -> Path:
     try:
         version = importlib.metadata.version(WHEEL)
     except importlib.metadata.PackageNotFoundError:
-        raise UserError(f"{WHEEL}=={WHEEL_VERSION} is not installed (pip install {WHEEL}=={WHEEL_VERSION})") from None
+        raise UserError(
+            f"{WHEEL}=={WHEEL_VERSION} is not installed (pip install {WHEEL}=={WHEEL_VERSION})"
+        ) from None
     if version != WHEEL_VERSION:
-        raise UserError(f"{WHEEL} {version} is installed; the upstream kernels are pinned to {WHEEL_VERSION}")
+        raise UserError(
+            f"{WHEEL} {version} is installed; the upstream kernels are pinned to {WHEEL_VERSION}"
+        )
     spec = importlib.util.find_spec("fbgemm_gpu")
     if spec is None or not spec.submodule_search_locations:
         raise UserError(f"{WHEEL} is installed but its fbgemm_gpu package was not found")
@@ -46,7 +50,11 @@ def sha256_of(path: Path) -> str:
 
 def _namespace() -> str:
     # Triton decides interpreter vs compiler when a kernel is decorated, so each mode gets its own copy.
-    return "_fbgemm_upstream_interp" if os.environ.get("TRITON_INTERPRET") == "1" else "_fbgemm_upstream"
+    return (
+        "_fbgemm_upstream_interp"
+        if os.environ.get("TRITON_INTERPRET") == "1"
+        else "_fbgemm_upstream"
+    )
 
 
 def load(relative_path: str, sha256: str) -> types.ModuleType:
@@ -57,7 +65,9 @@ def load(relative_path: str, sha256: str) -> types.ModuleType:
         raise UserError(f"upstream file {relative_path} is missing from {WHEEL}=={WHEEL_VERSION}")
     actual = sha256_of(path)
     if actual != sha256:
-        raise UserError(f"upstream file {relative_path} differs from the pinned source (sha256 {actual[:12]})")
+        raise UserError(
+            f"upstream file {relative_path} differs from the pinned source (sha256 {actual[:12]})"
+        )
     parts = Path(relative_path).with_suffix("").parts
     name = ".".join((_namespace(), *parts))
     if name in sys.modules:

@@ -21,22 +21,28 @@ class DenseToJagged(JaggedCopyOp):
     name = NAME
     summary = "Gather the real rows of a [B, max_len, D] dense tensor into a 2-D jagged one"
     output = "values"
+    input_names = ("dense", "offsets", "max_seq_len")
+    output_names = ("values",)
     upstream = dataclasses.replace(UPSTREAM_FILE, functions=("dense_to_jagged",), lines="627-776")
-    kernels = (KernelSpec(**COPY_KERNEL, outputs=("values",), upstream_kernel="triton_dense_to_jagged"),)
+    kernels = (
+        KernelSpec(**COPY_KERNEL, outputs=("values",), upstream_kernel="triton_dense_to_jagged"),
+    )
 
     def make_inputs(self, case: Case, device: torch.device, seed: int = 0) -> Tensors:
         b, n, d = (case.shape[k] for k in self.shape_keys)
         dense = torch.randn(b, n, d, generator=self._generator(case, seed)).to(case.torch_dtype)
         return {"dense": dense.to(device), **self._common(case, device)}
 
-    def reference(self, inputs: Tensors) -> Tensors:
+    def reference(self, inputs: Tensors, compute_dtype: torch.dtype = torch.float64) -> Tensors:
         offsets = inputs["offsets"]
-        return {"values": unpad_rows(inputs["dense"].double(), offsets, int(offsets[-1]))}
+        return {"values": unpad_rows(inputs["dense"].to(compute_dtype), offsets, int(offsets[-1]))}
 
     def launch(self, kernel: str, inputs: Tensors, config: Config | None) -> Tensors:
         port = load_port(NAME)
         offsets = inputs["offsets"]
-        values, _ = port.dense_to_jagged(inputs["dense"], [offsets], int(offsets[-1]), config=config)
+        values, _ = port.dense_to_jagged(
+            inputs["dense"], [offsets], int(offsets[-1]), config=config
+        )
         return {"values": values}
 
     def run_upstream(self, inputs: Tensors, case: Case) -> Tensors:
@@ -45,7 +51,9 @@ class DenseToJagged(JaggedCopyOp):
         if dense.is_cuda:
             return {"values": up.dense_to_jagged(dense, [offsets])[0]}
         # Upstream's wrapper allocates on "cuda"; elsewhere launch its kernel exactly as it does.
-        values = torch.empty(int(offsets[-1]), dense.size(-1), dtype=dense.dtype, device=dense.device)
+        values = torch.empty(
+            int(offsets[-1]), dense.size(-1), dtype=dense.dtype, device=dense.device
+        )
         up.triton_dense_to_jagged[(offsets.numel() - 1,)](
             values, offsets, values.stride(0), dense, None,
             dense.stride(-1), dense.stride(-2), dense.stride(-3), 2, UPSTREAM_BLOCK, UPSTREAM_BLOCK,

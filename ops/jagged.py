@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import torch
 
+from .spec import Case
+
 _GOLDEN = 0.6180339887498949
 
 
@@ -17,40 +19,50 @@ def skewed_lengths(batch: int, max_seq_len: int, overflow: float = 1.25) -> tupl
     return tuple(int(((i * _GOLDEN) % 1.0) ** 2 * top) for i in range(1, batch + 1))
 
 
-def offsets_from_lengths(lengths: tuple[int, ...] | list[int], device: torch.device) -> torch.Tensor:
+def offsets_from_lengths(
+    lengths: tuple[int, ...] | list[int], device: torch.device
+) -> torch.Tensor:
     offsets = torch.zeros(len(lengths) + 1, dtype=torch.int64)
     if lengths:
         offsets[1:] = torch.cumsum(torch.tensor(lengths, dtype=torch.int64), 0)
     return offsets.to(device)
 
 
-def validate_lengths(lengths: list[int], batch: int) -> None:
-    if len(lengths) != batch:
-        raise ValueError(f"{len(lengths)} lengths given for B={batch}")
-    if any(n < 0 for n in lengths):
-        raise ValueError("lengths must be non-negative")
+def case_offsets(case: Case, device: torch.device) -> torch.Tensor:
+    """The case's offsets: user-given ones verbatim (even invalid), else from its lengths."""
+    if case.offsets is not None:
+        return torch.tensor(case.offsets, dtype=torch.int64, device=device)
+    return offsets_from_lengths(case.lengths, device)
 
 
-def lengths_from_offsets(offsets: list[int]) -> list[int]:
-    """Lengths of user-given offsets; raises ValueError unless first 0 and non-decreasing."""
-    if len(offsets) < 2:
-        raise ValueError("offsets need at least two entries (B + 1)")
-    if offsets[0] != 0:
-        raise ValueError(f"offsets must start at 0, not {offsets[0]}")
-    for i in range(1, len(offsets)):
-        if offsets[i] < offsets[i - 1]:
-            raise ValueError(f"offsets must be non-decreasing: offsets[{i}]={offsets[i]} < offsets[{i - 1}]={offsets[i - 1]}")
-    return [b - a for a, b in zip(offsets, offsets[1:], strict=False)]
+def user_lengths(
+    batch: int, offsets: list[int] | None, default: tuple[int, ...]
+) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
+    """(lengths, offsets) of a user-given case; offsets are only checked for count and end here,
+    the launcher's checked mode judges the rest."""
+    if offsets is None:
+        return default, None
+    if len(offsets) != batch + 1:
+        raise ValueError(f"{len(offsets)} offsets given; B={batch} needs B + 1 = {batch + 1}")
+    if offsets[-1] < 0:
+        raise ValueError(f"offsets must end at the number of rows (>= 0), not {offsets[-1]}")
+    return tuple(b - a for a, b in zip(offsets, offsets[1:], strict=False)), tuple(offsets)
 
 
-def pad_rows(values: torch.Tensor, offsets: torch.Tensor, max_len: int) -> tuple[torch.Tensor, torch.Tensor]:
+def pad_rows(
+    values: torch.Tensor, offsets: torch.Tensor, max_len: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """[sum_L, D] jagged -> ([B, max_len, D] zero-padded, [B, max_len] mask of real rows)."""
     batch = offsets.numel() - 1
     lengths = (offsets[1:] - offsets[:-1]).clamp(max=max_len)
     rows = torch.arange(max_len, device=values.device)
     mask = rows[None, :] < lengths[:, None]
     index = (offsets[:-1, None] + rows[None, :]).clamp(max=max(values.size(0) - 1, 0))
-    padded = values[index.reshape(-1)].reshape(batch, max_len, -1) if values.numel() else values.new_zeros(batch, max_len, values.size(-1))
+    padded = (
+        values[index.reshape(-1)].reshape(batch, max_len, -1)
+        if values.numel()
+        else values.new_zeros(batch, max_len, values.size(-1))
+    )
     return padded * mask[..., None], mask
 
 

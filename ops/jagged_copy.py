@@ -13,18 +13,16 @@ import torch
 
 from autotuner.upstream import load
 
-from .jagged import offsets_from_lengths, skewed_lengths
+from .jagged import case_offsets, skewed_lengths
 from .spec import (
     Case,
     CaseKind,
     Config,
-    KernelSpec,
     OpSpec,
     Tensors,
     Tunable,
     Upstream,
     block_at_most,
-    canonical_dtype,
     next_pow2,
     pow2_range,
 )
@@ -86,38 +84,32 @@ class JaggedCopyOp(OpSpec):
     #: The one output's name.
     output: str
 
+    def make_case(self, shape, dtype, lengths, kind, offsets=None) -> Case:
+        b, n, d = (shape[k] for k in self.shape_keys)
+        name = f"b{b}_n{n}_d{d}_{SHORT_DTYPE[dtype]}"
+        return Case(self.name, name, dict(shape), dtype, tuple(lengths), kind, offsets)
+
     def cases(self, kind: CaseKind) -> list[Case]:
+        keys = self.shape_keys
         if kind == "accuracy":
             return [
-                self._case(b, n, d, dtype, lengths, kind)
+                self.make_case(dict(zip(keys, (b, n, d), strict=True)), dtype, lengths, kind)
                 for b, n, d, lengths in ACCURACY_SHAPES
                 for dtype in self.dtypes
             ]
-        return [self._case(b, n, d, dtype, skewed_lengths(b, n), kind) for b, n, d, dtype in PERFORMANCE_SHAPES]
-
-    def _case(self, b: int, n: int, d: int, dtype: str, lengths: tuple[int, ...], kind: CaseKind) -> Case:
-        name = f"b{b}_n{n}_d{d}_{SHORT_DTYPE[dtype]}"
-        return Case(self.name, name, {"B": b, "max_seq_len": n, "D": d}, dtype, lengths, kind)
-
-    def case_from_shape(self, shape: dict[str, int], dtype: str, lengths: list[int] | None) -> Case:
-        missing = [k for k in self.shape_keys if k not in shape]
-        extra = [k for k in shape if k not in self.shape_keys]
-        if missing or extra:
-            raise ValueError(f"shape needs exactly {', '.join(self.shape_keys)} (missing {missing}, unknown {extra})")
-        if shape["B"] <= 0 or shape["D"] <= 0 or shape["max_seq_len"] < 0:
-            raise ValueError("B and D must be positive and max_seq_len non-negative")
-        b = shape["B"]
-        lengths = list(lengths) if lengths is not None else list(skewed_lengths(b, shape["max_seq_len"]))
-        if len(lengths) != b:
-            raise ValueError(f"{len(lengths)} sequence lengths given for B={b}")
-        return self._case(b, shape["max_seq_len"], shape["D"], canonical_dtype(dtype), tuple(lengths), "accuracy")
+        return [
+            self.make_case(
+                dict(zip(keys, (b, n, d), strict=True)), dtype, skewed_lengths(b, n), kind
+            )
+            for b, n, d, dtype in PERFORMANCE_SHAPES
+        ]
 
     def _generator(self, case: Case, seed: int) -> torch.Generator:
         return torch.Generator().manual_seed(zlib.crc32(case.name.encode()) + seed)
 
     def _common(self, case: Case, device: torch.device) -> Tensors:
         return {
-            "offsets": offsets_from_lengths(case.lengths, device),
+            "offsets": case_offsets(case, device),
             "max_seq_len": torch.tensor(case.shape["max_seq_len"]),
         }
 

@@ -11,7 +11,7 @@ import torch
 
 from autotuner.upstream import load
 
-from .jagged import offsets_from_lengths, pad_rows, skewed_lengths
+from .jagged import case_offsets, pad_rows, skewed_lengths
 from .ports import load_port
 from .spec import (
     Case,
@@ -23,7 +23,6 @@ from .spec import (
     Tunable,
     Upstream,
     block_at_most,
-    canonical_dtype,
     next_pow2,
     pow2_range,
 )
@@ -91,7 +90,9 @@ def _upstream_default(case: Case) -> Config:
 
 
 T_FITS = block_at_most("BLOCK_T", lambda c: max(16, next_pow2(c.shape["T"])), "T")
-L_FITS = block_at_most("BLOCK_L", lambda c: max(16, next_pow2(c.shape["max_seq_len"])), "max_seq_len")
+L_FITS = block_at_most(
+    "BLOCK_L", lambda c: max(16, next_pow2(c.shape["max_seq_len"])), "max_seq_len"
+)
 D_FITS = block_at_most("BLOCK_D", lambda c: max(16, next_pow2(c.shape["D"])), "D")
 
 ATTENTION_TUNABLES = (BLOCK_T, BLOCK_L, NUM_WARPS, NUM_STAGES)
@@ -113,15 +114,11 @@ PERFORMANCE_SHAPES = (
 )
 
 
-def _case(b: int, n: int, d: int, t: int, dtype: str, lengths: tuple[int, ...], kind: CaseKind) -> Case:
-    name = f"b{b}_n{n}_d{d}_t{t}_{SHORT_DTYPE[dtype]}"
-    shape = {"B": b, "max_seq_len": n, "D": d, "T": t}
-    return Case(NAME, name, shape, dtype, lengths, kind)
-
-
 class JaggedDenseFlashAttention(OpSpec):
     name = NAME
-    summary = "Flash attention of jagged q, v against dense k with a dense bias; forward and backward"
+    summary = (
+        "Flash attention of jagged q, v against dense k with a dense bias; forward and backward"
+    )
     upstream = Upstream(
         file="sll/triton/triton_jagged_dense_flash_attention.py",
         sha256="1c22e8954e6526c5e10af5155774c31d6384cf2ef9f84cdc4fed9706c255f0f9",
@@ -129,6 +126,8 @@ class JaggedDenseFlashAttention(OpSpec):
         lines="17-864",
     )
     shape_keys = ("B", "max_seq_len", "D", "T")
+    input_names = ("q", "k", "v", "attn_bias", "offsets", "max_seq_len", "dout")
+    output_names = ("out", "lse", "dq", "dk", "dv", "dbias")
     kernels = (
         KernelSpec(
             name="fwd",
@@ -143,9 +142,17 @@ class JaggedDenseFlashAttention(OpSpec):
         ),
         KernelSpec(
             name="bwd_preprocess",
-            tunables=(Tunable("BLOCK_T", pow2_range(16, 256)), Tunable("BLOCK_D", pow2_range(16, 256)), NUM_WARPS),
+            tunables=(
+                Tunable("BLOCK_T", pow2_range(16, 256)),
+                Tunable("BLOCK_D", pow2_range(16, 256)),
+                NUM_WARPS,
+            ),
             outputs=("delta",),
-            default=lambda c: {"BLOCK_T": 32, "BLOCK_D": max(16, next_pow2(c.shape["D"])), "num_warps": 4},
+            default=lambda c: {
+                "BLOCK_T": 32,
+                "BLOCK_D": max(16, next_pow2(c.shape["D"])),
+                "num_warps": 4,
+            },
             grid=_t_blocks,
             tile_bytes=_pre_tiles,
             stream_bytes=_pre_stream,
@@ -176,34 +183,30 @@ class JaggedDenseFlashAttention(OpSpec):
         ),
     )
 
+    def make_case(self, shape, dtype, lengths, kind, offsets=None) -> Case:
+        b, n, d, t = (shape[k] for k in self.shape_keys)
+        name = f"b{b}_n{n}_d{d}_t{t}_{SHORT_DTYPE[dtype]}"
+        return Case(NAME, name, dict(shape), dtype, tuple(lengths), kind, offsets)
+
     def cases(self, kind: CaseKind) -> list[Case]:
+        keys = self.shape_keys
         if kind == "accuracy":
             return [
-                _case(b, n, d, t, dtype, lengths, kind)
+                self.make_case(dict(zip(keys, (b, n, d, t), strict=True)), dtype, lengths, kind)
                 for b, n, d, t, lengths in ACCURACY_SHAPES
                 for dtype in self.dtypes
             ]
         return [
-            _case(b, n, d, t, dtype, skewed_lengths(b, n), kind) for b, n, d, t, dtype in PERFORMANCE_SHAPES
+            self.make_case(
+                dict(zip(keys, (b, n, d, t), strict=True)), dtype, skewed_lengths(b, n), kind
+            )
+            for b, n, d, t, dtype in PERFORMANCE_SHAPES
         ]
-
-    def case_from_shape(self, shape: dict[str, int], dtype: str, lengths: list[int] | None) -> Case:
-        missing = [k for k in self.shape_keys if k not in shape]
-        extra = [k for k in shape if k not in self.shape_keys]
-        if missing or extra:
-            raise ValueError(f"shape needs exactly {', '.join(self.shape_keys)} (missing {missing}, unknown {extra})")
-        if any(v <= 0 for v in shape.values()):
-            raise ValueError("every shape value must be positive")
-        b = shape["B"]
-        lengths = list(lengths) if lengths is not None else list(skewed_lengths(b, shape["max_seq_len"]))
-        if len(lengths) != b:
-            raise ValueError(f"{len(lengths)} sequence lengths given for B={b}")
-        return _case(b, shape["max_seq_len"], shape["D"], shape["T"], canonical_dtype(dtype), tuple(lengths), "accuracy")
 
     def make_inputs(self, case: Case, device: torch.device, seed: int = 0) -> Tensors:
         b, n, d, t = (case.shape[k] for k in self.shape_keys)
         gen = torch.Generator().manual_seed(zlib.crc32(case.name.encode()) + seed)
-        offsets = offsets_from_lengths(case.lengths, torch.device("cpu"))
+        offsets = case_offsets(case, torch.device("cpu"))
         rows = int(offsets[-1])
         dtype = case.torch_dtype
         tensors = {
@@ -218,10 +221,12 @@ class JaggedDenseFlashAttention(OpSpec):
         out["max_seq_len"] = torch.tensor(n)
         return out
 
-    def reference(self, inputs: Tensors) -> Tensors:
+    def reference(self, inputs: Tensors, compute_dtype: torch.dtype = torch.float64) -> Tensors:
         n = int(inputs["max_seq_len"])
         offsets = inputs["offsets"]
-        q, k, v, bias = (inputs[x].double().detach().requires_grad_() for x in ("q", "k", "v", "attn_bias"))
+        q, k, v, bias = (
+            inputs[x].to(compute_dtype).detach().requires_grad_() for x in ("q", "k", "v", "attn_bias")
+        )
         qp, mask = pad_rows(q, offsets, n)
         vp, _ = pad_rows(v, offsets, n)
         s = torch.einsum("bnd,bdt->bnt", qp, k) + bias[:, :n]
@@ -230,9 +235,11 @@ class JaggedDenseFlashAttention(OpSpec):
         m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
         e = torch.exp(s - m)
         denom = e.sum(1, keepdim=True)
-        out = torch.einsum("bnt,bnd->btd", e / torch.where(denom > 0, denom, torch.ones_like(denom)), vp)
+        out = torch.einsum(
+            "bnt,bnd->btd", e / torch.where(denom > 0, denom, torch.ones_like(denom)), vp
+        )
         lse = (m + torch.log(denom)).squeeze(1)
-        dout = inputs["dout"].double()
+        dout = inputs["dout"].to(compute_dtype)
         out.backward(dout)
         return {
             "out": out.detach(),
@@ -253,7 +260,14 @@ class JaggedDenseFlashAttention(OpSpec):
     def run_port(self, inputs: Tensors, configs: dict[str, Config] | None = None) -> Tensors:
         configs = configs or {}
         port = load_port(NAME)
-        args = (inputs["q"], inputs["k"], inputs["v"], inputs["attn_bias"], inputs["offsets"], int(inputs["max_seq_len"]))
+        args = (
+            inputs["q"],
+            inputs["k"],
+            inputs["v"],
+            inputs["attn_bias"],
+            inputs["offsets"],
+            int(inputs["max_seq_len"]),
+        )
         out, lse = port.jagged_dense_flash_attention_fwd(*args, config=configs.get("fwd"))
         q, k, v, bias, offsets, n = args
         dq, dk, dv, dbias = port.jagged_dense_flash_attention_bwd(
@@ -301,7 +315,9 @@ class JaggedDenseFlashAttention(OpSpec):
         q, k, v, bias, offsets = (inputs[x] for x in ("q", "k", "v", "attn_bias", "offsets"))
         n = int(inputs["max_seq_len"])
         if kernel == "fwd":
-            out, lse = port.jagged_dense_flash_attention_fwd(q, k, v, bias, offsets, n, config=config)
+            out, lse = port.jagged_dense_flash_attention_fwd(
+                q, k, v, bias, offsets, n, config=config
+            )
             return {"out": out, "lse": lse}
         if kernel == "bwd_preprocess":
             return {"delta": port.bwd_preprocess(inputs["out"], inputs["dout"], n, config=config)}

@@ -33,7 +33,9 @@ def load_port(op: str, *, fresh: bool = False) -> types.ModuleType:
         spec.loader.exec_module(module)
     except SyntaxError as exc:
         del sys.modules[name]
-        raise UserError(f"port of {op} at {path} is not valid Python: {exc.msg} (line {exc.lineno})") from None
+        raise UserError(
+            f"port of {op} at {path} is not valid Python: {exc.msg} (line {exc.lineno})"
+        ) from None
     except Exception:
         del sys.modules[name]
         raise

@@ -32,7 +32,9 @@ def canonical_dtype(name: str) -> str:
     """`bf16` -> `bfloat16`; raises ValueError naming the accepted spellings."""
     key = DTYPE_ALIASES.get(name.strip().lower(), name.strip().lower())
     if key not in DTYPES:
-        raise ValueError(f"unknown dtype {name!r}; use one of {', '.join(DTYPES)} (or fp32, fp16, bf16)")
+        raise ValueError(
+            f"unknown dtype {name!r}; use one of {', '.join(DTYPES)} (or fp32, fp16, bf16)"
+        )
     return key
 
 
@@ -64,6 +66,8 @@ class Case:
     dtype: str
     lengths: tuple[int, ...] = ()
     kind: CaseKind = "accuracy"
+    #: User-given offsets (CLI `--offsets`), kept verbatim so a launcher's checked mode sees them.
+    offsets: tuple[int, ...] | None = None
 
     @property
     def torch_dtype(self) -> torch.dtype:
@@ -115,7 +119,9 @@ class KernelSpec:
         if limits.unified_buffer_bytes is not None:
             need = self.tile_bytes(config, case) * (2 if config.get("multibuffer") else 1)
             if need > limits.unified_buffer_bytes:
-                return f"tiles need {need} B of unified buffer, over {limits.unified_buffer_bytes} B"
+                return (
+                    f"tiles need {need} B of unified buffer, over {limits.unified_buffer_bytes} B"
+                )
         if limits.shared_memory_bytes is not None:
             need = self.stream_bytes(config, case) * (config.get("num_stages", 1) - 1)
             if need > limits.shared_memory_bytes:
@@ -157,6 +163,10 @@ class OpSpec(ABC):
     upstream: Upstream
     #: Keys of `Case.shape`, in order; launchers match frozen cases on these.
     shape_keys: tuple[str, ...]
+    #: Names of `make_inputs`' tensors in the order the ATK APIs take them.
+    input_names: tuple[str, ...]
+    #: Names of the op's outputs in the order the ATK APIs return them.
+    output_names: tuple[str, ...]
     dtypes: tuple[str, ...] = ("float32", "float16", "bfloat16")
     #: Norm-wise relative error a tuned config may have against the float64 golden, per dtype.
     tolerance: dict[str, float] = {"float32": 1e-4, "float16": 5e-3, "bfloat16": 4e-2}
@@ -177,8 +187,37 @@ class OpSpec(ABC):
         raise ValueError(f"unknown case {name!r} for {self.name}; valid: {', '.join(valid)}")
 
     @abstractmethod
-    def case_from_shape(self, shape: dict[str, int], dtype: str, lengths: list[int] | None) -> Case:
-        """A user-given case (CLI `--shape`), validated; raises ValueError with one line."""
+    def make_case(
+        self,
+        shape: dict[str, int],
+        dtype: str,
+        lengths: tuple[int, ...],
+        kind: CaseKind,
+        offsets: tuple[int, ...] | None = None,
+    ) -> Case:
+        """A case named after its shape and dtype."""
+
+    def case_from_shape(self, shape: dict[str, int], dtype: str, offsets: list[int] | None) -> Case:
+        """A user-given case (CLI `--shape`, `--offsets`); ValueError with one line if malformed."""
+        from .jagged import skewed_lengths, user_lengths
+
+        missing = [k for k in self.shape_keys if k not in shape]
+        extra = [k for k in shape if k not in self.shape_keys]
+        if missing or extra:
+            raise ValueError(
+                f"{self.name} shapes take exactly {', '.join(self.shape_keys)}"
+                + (f"; missing {', '.join(missing)}" if missing else "")
+                + (f"; unknown {', '.join(extra)}" if extra else "")
+            )
+        bad = [k for k, v in shape.items() if v <= 0]
+        if bad:
+            raise ValueError(
+                f"shape values must be positive: {', '.join(f'{k}={shape[k]}' for k in bad)}"
+            )
+        batch = shape["B"]
+        lengths, given = user_lengths(batch, offsets, skewed_lengths(batch, shape["max_seq_len"]))
+        ordered = {k: shape[k] for k in self.shape_keys}
+        return self.make_case(ordered, canonical_dtype(dtype), lengths, "accuracy", given)
 
     # -- data --------------------------------------------------------------------------------
     @abstractmethod
@@ -186,8 +225,12 @@ class OpSpec(ABC):
         """Inputs in the case dtype on `device`; values seeded, shapes deterministic."""
 
     @abstractmethod
-    def reference(self, inputs: Tensors) -> Tensors:
-        """Float64 golden outputs (and intermediates the kernels need) computed with torch."""
+    def reference(self, inputs: Tensors, compute_dtype: torch.dtype = torch.float64) -> Tensors:
+        """Outputs (and intermediates the kernels need) computed with plain torch ops.
+
+        In float64 this is the golden; in the case dtype it is what a user gets from torch alone,
+        the second reference where upstream cannot run a dtype.
+        """
 
     def comparable(self, name: str, tensor: torch.Tensor, inputs: Tensors) -> torch.Tensor:
         """The part of an output that is defined (e.g. lse of non-empty sequences only)."""

@@ -71,10 +71,17 @@ class CudaBackend(Backend):
         try:
             import subprocess
 
-            driver = subprocess.run(
-                ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                capture_output=True, text=True, timeout=10, check=False,
-            ).stdout.strip().splitlines()
+            driver = (
+                subprocess.run(
+                    ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                    capture_output=True,
+                    text=True,
+                    timeout=10,
+                    check=False,
+                )
+                .stdout.strip()
+                .splitlines()
+            )
             if driver:
                 out["driver"] = driver[0]
         except (OSError, subprocess.SubprocessError):

@@ -1,0 +1,203 @@
+"""The `autotune` command line."""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from .errors import UserError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Search, freeze and check launch configs of Triton kernels ported to Ascend NPUs.",
+)
+console = Console(width=max(Console().width, 200))
+err_console = Console(stderr=True)
+
+OpOption = Annotated[list[str] | None, typer.Option("--op", help="Op name (repeatable).")]
+SocOption = Annotated[
+    str | None, typer.Option("--soc", help="cpu (Triton interpreter), a GPU such as H200, or an Ascend soc.")
+]
+
+
+def _quiet_interpreter() -> None:
+    # numpy warns about masked-out lanes (0/0, log 0) the interpreter still computes.
+    warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"triton\..*")
+
+
+def _parse_shape(text: str) -> dict[str, int]:
+    """`B=3,max_seq_len=16,D=32` -> dict; UserError naming the bad part."""
+    shape: dict[str, int] = {}
+    for part in text.split(","):
+        key, sep, value = part.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"malformed --shape part {part!r}: expected KEY=INT, e.g. B=4,max_seq_len=16,D=32")
+        try:
+            shape[key.strip()] = int(value)
+        except ValueError:
+            raise UserError(f"malformed --shape value {value!r} for {key.strip()}: not an integer") from None
+    return shape
+
+
+def _parse_ints(text: str, what: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",")]
+    except ValueError:
+        raise UserError(f"malformed {what} {text!r}: expected comma-separated integers") from None
+
+
+def _fmt(x: float | None) -> str:
+    if x is None:
+        return "-"
+    if x == float("inf"):
+        return "inf"
+    return f"{x:.2g}" if 1e-2 <= abs(x) < 1e3 or x == 0 else f"{x:.1e}"
+
+
+@app.command()
+def verify(
+    op: OpOption = None,
+    all_ops: Annotated[bool, typer.Option("--all", help="Every op.")] = False,
+    soc: SocOption = None,
+    dtype: Annotated[str | None, typer.Option("--dtype", help="Only cases of this dtype (fp32, fp16, bf16).")] = None,
+    cases: Annotated[
+        str | None,
+        typer.Option(help="accuracy, performance or all; default: accuracy on cpu, all on a device."),
+    ] = None,
+    shape: Annotated[
+        str | None, typer.Option(help="One custom case, e.g. B=4,max_seq_len=16,D=32,T=20 (with --op).")
+    ] = None,
+    offsets: Annotated[str | None, typer.Option(help="Jagged offsets of the custom case, e.g. 0,5,5,21.")] = None,
+    level: Annotated[str | None, typer.Option(help="Dual-reference level L0, L1 or L2.")] = None,
+) -> None:
+    """Port and upstream against a float64 CPU golden (CANN dual-reference metrics)."""
+    from ops import all_ops as known_ops
+    from ops import get_op
+    from ops.spec import canonical_dtype
+
+    from .accuracy import ratio
+    from .backends import get_backend
+    from .settings import settings
+    from .verify import verify_case
+
+    if not op and not all_ops:
+        raise UserError("name an op with --op, or use --all")
+    if all_ops and shape:
+        raise UserError("--shape describes one case of one op; use it with --op, not --all")
+    names = list(known_ops()) if all_ops else list(dict.fromkeys(op or []))
+    specs = [get_op(name) for name in names]
+    want_dtype = canonical_dtype(dtype) if dtype else None
+    level = level or settings().precision_level
+    if level not in ("L0", "L1", "L2"):
+        raise UserError(f"unknown level {level!r}; use L0, L1 or L2")
+    if offsets and not shape:
+        raise UserError("--offsets goes with --shape")
+    backend = get_backend(soc)
+    _quiet_interpreter()
+    kinds = {"accuracy": ["accuracy"], "performance": ["performance"], "all": ["accuracy", "performance"]}
+    chosen = cases or ("accuracy" if backend.is_interpreter else "all")
+    if chosen not in kinds:
+        raise UserError(f"unknown --cases {chosen!r}; use accuracy, performance or all")
+
+    todo = []
+    for spec in specs:
+        if shape:
+            if len(specs) != 1:
+                raise UserError("--shape describes one case of one op; name exactly one --op")
+            user_offsets = _parse_ints(offsets, "--offsets") if offsets else None
+            todo.append((spec, spec.case_from_shape(_parse_shape(shape), want_dtype or "float32", user_offsets)))
+            continue
+        for kind in kinds[chosen]:
+            todo += [(spec, c) for c in spec.cases(kind) if want_dtype in (None, c.dtype)]  # type: ignore[arg-type]
+    if not todo:
+        raise UserError("no case matches the given --dtype")
+
+    table = Table(title=f"verify on {backend.describe()}, dual-reference level {level}")
+    for column in ("op", "case", "output", "reference", "port MARE", "MERE", "RMSE", "ref MARE", "MERE", "RMSE",
+                   "ratio MARE", "MERE", "RMSE", "verdict"):  # fmt: skip
+        table.add_column(column, justify="left" if column in ("op", "case", "output", "mode", "verdict") else "right")
+    rows = []
+    with console.status("verifying") as status:
+        for spec, case in todo:
+            status.update(f"verifying {spec.name} {case.name}")
+            for row in verify_case(spec, case, backend, level):  # type: ignore[arg-type]
+                rows.append(row)
+                p, u, v = row.port, row.second, row.verdict
+                ratios = [ratio(a, b) for a, b in ((p.mare, u.mare), (p.mere, u.mere), (p.rmse, u.rmse))] if u else [None] * 3
+                mode = {"dual": f"dual: {row.second_name}", "golden": f"dual: {row.second_name}, then golden",
+                        "single": "golden only"}[v.mode]  # fmt: skip
+                verdict = "[green]pass[/]" if v.passed else f"[red]FAIL[/] {v.reason}"
+                if v.passed and v.reason:
+                    verdict += f" (dual failed: {v.reason})"
+                table.add_row(
+                    spec.name, case.name, row.output, mode,
+                    _fmt(p.mare), _fmt(p.mere), _fmt(p.rmse),
+                    *(_fmt(x) for x in ((u.mare, u.mere, u.rmse) if u else (None,) * 3)),
+                    *(_fmt(r) for r in ratios), verdict,
+                )  # fmt: skip
+    console.print(table)
+    failed = [r for r in rows if not r.verdict.passed]
+    by_torch = sum(r.second_name == "torch" for r in rows)
+    fallback = sum(r.verdict.mode == "golden" for r in rows)
+    console.print(
+        f"{len(rows)} outputs of {len(todo)} cases: {len(rows) - len(failed)} passed, {len(failed)} failed; "
+        f"second reference: upstream for {len(rows) - by_torch}, torch in the case dtype for {by_torch} "
+        f"(upstream cannot run them); {fallback} passed only by the RFC's fallback to the golden"
+    )
+    if failed:
+        raise typer.Exit(1)
+
+
+@app.command()
+def lint(
+    path: Annotated[Path | None, typer.Argument(help="An op folder or a folder of them.")] = None,
+) -> None:
+    """Check ATK folders against DESIGN.md: files, provenance, license, yaml fields."""
+    from .lint import lint as run_lint
+    from .paths import ATK_ROOT, project_root
+
+    target = path or project_root() / ATK_ROOT
+    problems = run_lint(target)
+    for problem in problems:
+        console.print(str(problem), markup=False, highlight=False, soft_wrap=True)
+    if problems:
+        err_console.print(f"{len(problems)} problem(s)")
+        raise typer.Exit(1)
+    console.print(f"{target}: no problems")
+
+
+@app.command("ops")
+def list_ops() -> None:
+    """The ops, their kernels and tunables."""
+    from ops import all_ops
+
+    table = Table()
+    for column in ("op", "kernel", "tunables", "cases (accuracy / performance)"):
+        table.add_column(column)
+    for spec in all_ops().values():
+        for kernel in spec.kernels:
+            tunables = ", ".join(f"{t.name} {list(t.values)}" for t in kernel.tunables)
+            counts = f"{len(spec.cases('accuracy'))} / {len(spec.cases('performance'))}"
+            table.add_row(spec.name, kernel.name, tunables, counts)
+    console.print(table)
+
+
+def main() -> None:
+    """Console entry point: bad input is one line on stderr and exit code 2."""
+    try:
+        app()
+    except (UserError, ValueError) as exc:
+        if os.environ.get("AUTOTUNE_DEBUG") == "1":
+            raise
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        err_console.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
+        sys.exit(2)

@@ -1,0 +1,22 @@
+"""Settings from the environment (prefix AUTOTUNE_) with documented defaults."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Literal
+
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="AUTOTUNE_", extra="ignore")
+
+    #: Database of studies, trials, baselines and frozen versions (SQLAlchemy URL).
+    db: str = "sqlite:///autotune.db"
+    #: Dual-reference precision level for `autotune verify` (CANN L0/L1/L2 ratio limits).
+    precision_level: Literal["L0", "L1", "L2"] = "L0"
+
+
+@cache
+def settings() -> Settings:
+    return Settings()
