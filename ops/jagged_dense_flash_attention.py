@@ -225,7 +225,8 @@ class JaggedDenseFlashAttention(OpSpec):
         n = int(inputs["max_seq_len"])
         offsets = inputs["offsets"]
         q, k, v, bias = (
-            inputs[x].to(compute_dtype).detach().requires_grad_() for x in ("q", "k", "v", "attn_bias")
+            inputs[x].to(compute_dtype).detach().requires_grad_()
+            for x in ("q", "k", "v", "attn_bias")
         )
         qp, mask = pad_rows(q, offsets, n)
         vp, _ = pad_rows(v, offsets, n)
@@ -268,12 +269,15 @@ class JaggedDenseFlashAttention(OpSpec):
             inputs["offsets"],
             int(inputs["max_seq_len"]),
         )
-        out, lse = port.jagged_dense_flash_attention_fwd(*args, config=configs.get("fwd"))
+        # As the autograd function: the backward reads the forward's unrounded fp32 output.
+        out, lse = port.jagged_dense_flash_attention_fwd(
+            *args, config=configs.get("fwd"), out_dtype=torch.float32
+        )
         q, k, v, bias, offsets, n = args
         dq, dk, dv, dbias = port.jagged_dense_flash_attention_bwd(
             q, k, v, out, lse, inputs["dout"], bias, offsets, n, configs=configs
         )
-        return {"out": out, "lse": lse, "dq": dq, "dk": dk, "dv": dv, "dbias": dbias}
+        return {"out": out.to(q.dtype), "lse": lse, "dq": dq, "dk": dk, "dv": dv, "dbias": dbias}
 
     def upstream_outputs(self, case: Case) -> tuple[str, ...]:
         d = case.shape["D"]
@@ -302,10 +306,10 @@ class JaggedDenseFlashAttention(OpSpec):
     def kernel_inputs(self, kernel: str, inputs: Tensors, golden: Tensors) -> Tensors:
         if kernel == "fwd":
             return inputs
-        device, dtype = inputs["q"].device, inputs["q"].dtype
+        device = inputs["q"].device
         return {
             **inputs,
-            "out": golden["out"].to(device=device, dtype=dtype),
+            "out": golden["out"].to(device=device, dtype=torch.float32),
             "lse": golden["lse"].to(device=device, dtype=torch.float32),
             "delta": golden["delta"].to(device=device, dtype=torch.float32),
         }

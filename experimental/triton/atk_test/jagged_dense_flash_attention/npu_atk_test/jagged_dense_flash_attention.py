@@ -426,15 +426,29 @@ def _check_inputs(q, k, v, attn_bias, offsets, max_seq_len):
 
 
 def jagged_dense_flash_attention_fwd(
-    q, k, v, attn_bias, offsets, max_seq_len, allow_tf32=False, *, config=None, check=False
+    q,
+    k,
+    v,
+    attn_bias,
+    offsets,
+    max_seq_len,
+    allow_tf32=False,
+    *,
+    config=None,
+    check=False,
+    out_dtype=None,
 ):
-    """(out [B, T, D], lse [B, T] fp32); an empty sequence gives zeros and lse = -inf."""
+    """(out [B, T, D], lse [B, T] fp32); an empty sequence gives zeros and lse = -inf.
+
+    `out_dtype=torch.float32` keeps the output unrounded for the backward: its delta = rowsum(out *
+    dout) cancels against dp, and a bf16-rounded out dominates the error of dq, dk and dbias.
+    """
     if _checked(check):
         _check_inputs(q, k, v, attn_bias, offsets, max_seq_len)
     batch, d, t = k.shape
     shape = _shape(batch, max_seq_len, d, t)
     blocks, options = _configure("fwd", config, shape, q.device, q.dtype)
-    out = torch.empty(batch, t, d, dtype=q.dtype, device=q.device)
+    out = torch.empty(batch, t, d, dtype=out_dtype or q.dtype, device=q.device)
     lse = torch.empty(batch, t, dtype=torch.float32, device=q.device)
     grid = (triton.cdiv(t, blocks["BLOCK_T"]), batch)
     _fwd_kernel[grid](
@@ -519,7 +533,10 @@ def jagged_dense_flash_attention_bwd(
     configs=None,
     check=False,
 ):
-    """(dq, dk, dv, dbias); `configs` maps kernel names to explicit configs."""
+    """(dq, dk, dv, dbias); `configs` maps kernel names to explicit configs.
+
+    `out` is best the fp32 output of the forward (see `out_dtype` there).
+    """
     configs = configs or {}
     if _checked(check):
         _check_inputs(q, k, v, attn_bias, offsets, max_seq_len)

@@ -1,0 +1,56 @@
+"""`npu_atk_test/<op>_performance.json`: the performance cases ATK consumes, and per case and soc
+the frozen config with its numbers (written by `autotune freeze`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ops.spec import OpSpec
+
+from .errors import UserError
+
+SCHEMA_VERSION = 1
+LENGTHS_RULE = "ops.jagged.skewed_lengths(B, max_seq_len): floor(frac(i * 0.618...)^2 * 1.25 * max_seq_len)"
+
+
+def read(path: Path) -> dict[str, Any]:
+    """The document, or a UserError naming what is wrong with it."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"{path} is missing") from None
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path} is not valid JSON: {exc.msg} (line {exc.lineno})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
+        raise UserError(f"{path} must be an object with a list of cases")
+    return data
+
+
+def render(spec: OpSpec, frozen: dict[str, dict[str, Any]] | None = None) -> str:
+    """The document for the spec's performance cases; `frozen` maps case name -> soc -> entry."""
+    frozen = frozen or {}
+    cases = [
+        {
+            "name": case.name,
+            "shape": case.shape,
+            "dtype": case.dtype,
+            "total_rows": sum(case.lengths),
+            "frozen": frozen.get(case.name, {}),
+        }
+        for case in spec.cases("performance")
+    ]
+    document = {
+        "schema_version": SCHEMA_VERSION,
+        "op": spec.name,
+        "lengths": LENGTHS_RULE,
+        "inputs": list(spec.input_names),
+        "cases": cases,
+    }
+    return json.dumps(document, indent=2, sort_keys=False) + "\n"
+
+
+def frozen_sections(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """case name -> soc -> frozen entry, as currently written."""
+    return {c["name"]: dict(c.get("frozen") or {}) for c in data["cases"] if isinstance(c, dict) and "name" in c}
