@@ -1,0 +1,39 @@
+"""Tests run kernels under the Triton interpreter; GPU tests skip with a reason where there is none."""
+
+import os
+import shutil
+import warnings
+from pathlib import Path
+
+import pytest
+
+os.environ["TRITON_INTERPRET"] = "1"
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"triton\..*")
+
+from autotuner.backends import get_backend  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def cpu():
+    return get_backend("cpu")
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
+    """A scratch copy of the project's ATK folders and frozen_configs, as AUTOTUNE_ROOT."""
+    for part in ("experimental", "frozen_configs"):
+        if (ROOT / part).exists():
+            shutil.copytree(ROOT / part, tmp_path / part, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setenv("AUTOTUNE_ROOT", str(tmp_path))
+    return tmp_path
+
+
+def cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+requires_gpu = pytest.mark.skipif(not cuda_available(), reason="needs a CUDA GPU; none on this machine")

@@ -1,0 +1,72 @@
+"""The command line as a user runs it: a real process, exit codes and what it prints."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from autotuner.paths import ATK_ROOT
+
+
+def autotune(*args, env=None):
+    environment = {**os.environ, "COLUMNS": "250", **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "autotuner", *args], capture_output=True, text=True, env=environment, timeout=600
+    )
+
+
+def test_verify_all_on_the_interpreter_passes():
+    result = autotune("verify", "--all", "--soc", "cpu")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr
+    summary = result.stdout.strip().splitlines()[-1]
+    assert summary.startswith("90 outputs of 30 cases: 90 passed, 0 failed")
+    assert "FAIL" not in result.stdout
+
+
+def test_verify_a_custom_case():
+    result = autotune(
+        "verify", "--op", "dense_to_jagged", "--soc", "cpu", "--shape", "B=3,max_seq_len=4,D=8", "--offsets", "0,5,5,9", "--dtype", "bf16"
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "b3_n4_d8_bf16" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["verify", "--op", "no_such_op"], "error: unknown op 'no_such_op'; known ops: dense_to_jagged, jagged_dense_flash_attention, jagged_to_padded_dense"),
+        (["verify", "--all", "--soc", "B300X"], "error: unknown soc 'B300X'; known socs: cpu, 950PR"),
+        (["verify", "--all", "--soc", "950PR"], "error: soc '950PR' needs an Ascend NPU; this machine has: "),
+        (["verify", "--all", "--soc", "cpu", "--dtype", "fp12"], "error: unknown dtype 'fp12'; use one of float32, float16, bfloat16"),
+        (["verify", "--op", "jagged_to_padded_dense", "--soc", "cpu", "--shape", "B=3,max_seq_len=4,D=8", "--offsets", "0,5,3,8"],
+         "error: offsets must be non-decreasing: offsets[2]=3 < offsets[1]=5"),
+        (["verify", "--op", "jagged_dense_flash_attention", "--soc", "cpu", "--shape", "B=2,max_seq_len=4,D=8,T=4", "--offsets", "1,3,5"],
+         "error: offsets must start at 0, not 1"),
+        (["verify", "--op", "dense_to_jagged", "--soc", "cpu", "--shape", "B=3;D=4"], "error: malformed --shape value '3;D=4' for B: not an integer"),
+        (["verify", "--op", "dense_to_jagged", "--soc", "cpu", "--shape", "B=3,D=4"], "error: dense_to_jagged shapes take exactly B, max_seq_len, D; missing max_seq_len"),
+        (["verify", "--op", "dense_to_jagged", "--soc", "cpu", "--shape", "max_seq_len"], "error: malformed --shape part 'max_seq_len': expected KEY=INT"),
+        (["verify"], "error: name an op with --op, or use --all"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args, message):
+    result = autotune(*args)
+    assert result.returncode == 2, result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(message), result.stderr
+
+
+def test_lint_command(tree):
+    assert autotune("lint", env={"AUTOTUNE_ROOT": str(tree)}).returncode == 0
+    yaml_path = tree / ATK_ROOT / "dense_to_jagged" / "npu_atk_test" / "dense_to_jagged.yaml"
+    yaml_path.write_text(yaml_path.read_text().replace("name: dense_to_jagged", "name: wrong"))
+    result = autotune("lint", env={"AUTOTUNE_ROOT": str(tree)})
+    assert result.returncode == 1
+    assert f"{yaml_path}: name is 'wrong', must name the op 'dense_to_jagged'" in result.stdout
+
+
+def test_ops_lists_kernels_and_tunables():
+    result = autotune("ops")
+    assert result.returncode == 0
+    for text in ("jagged_dense_flash_attention", "bwd_dv_db_dq", "BLOCK_ROW", "num_stages"):
+        assert text in result.stdout

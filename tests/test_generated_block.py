@@ -1,0 +1,77 @@
+import importlib.util
+import subprocess
+import sys
+import warnings
+
+import pytest
+import torch
+
+from autotuner.errors import UserError
+from autotuner.generated_block import BEGIN_MARKER, END_MARKER, read_frozen, render_block, replace_block
+from autotuner.paths import port_file
+from ops.ports import load_port
+
+SHAPE = {"B": 4, "max_seq_len": 16, "D": 32, "T": 20}
+FROZEN = {
+    "cpu": {
+        "fwd": [
+            {"case": "b4_n16_d32_t20_fp32", "dtype": "float32", "shape": SHAPE, "config": {"BLOCK_T": 16, "BLOCK_L": 64, "num_warps": 2, "num_stages": 2}},
+            {"case": "b64_n256_d32_t20_fp32", "dtype": "float32", "shape": {**SHAPE, "B": 64, "max_seq_len": 256}, "config": {"BLOCK_T": 64, "BLOCK_L": 16, "num_warps": 8, "num_stages": 4}},
+        ]
+    }
+}
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ruff") is None, reason="ruff (a dev dependency) is not installed")
+def test_block_is_formatted_python(tmp_path):
+    path = tmp_path / "block.py"
+    path.write_text("import math\nimport os\nimport re\nimport warnings\n\nimport torch\n\n\n" + render_block(FROZEN))
+    command = [sys.executable, "-m", "ruff", "format", "--check", "--diff", str(path)]
+    result = subprocess.run(command, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_replace_is_idempotent_and_round_trips(tree):
+    path = port_file("jagged_dense_flash_attention")
+    source = path.read_text()
+    once = replace_block(source, FROZEN, path)
+    assert replace_block(once, FROZEN, path) == once
+    assert read_frozen(once, path) == FROZEN
+    # Only the block changed.
+    assert once.split(BEGIN_MARKER)[0] == source.split(BEGIN_MARKER)[0]
+    assert once.split(END_MARKER)[1] == source.split(END_MARKER)[1]
+
+
+@pytest.mark.parametrize("damage", ["drop_begin", "drop_end", "swap", "twice"])
+def test_damaged_markers_are_refused(tree, damage):
+    path = port_file("dense_to_jagged")
+    source = path.read_text()
+    broken = {
+        "drop_begin": source.replace(BEGIN_MARKER + "\n", ""),
+        "drop_end": source.replace(END_MARKER + "\n", ""),
+        "swap": source.replace(BEGIN_MARKER, "@@").replace(END_MARKER, BEGIN_MARKER).replace("@@", END_MARKER),
+        "twice": source + "\n" + BEGIN_MARKER + "\n" + END_MARKER + "\n",
+    }[damage]
+    with pytest.raises(UserError, match="markers are missing or damaged"):
+        replace_block(broken, FROZEN, path)
+
+
+def test_launcher_picks_frozen_then_nearest_then_default(tree, cpu):
+    path = port_file("jagged_dense_flash_attention")
+    path.write_text(replace_block(path.read_text(), FROZEN, path))
+    port = load_port("jagged_dense_flash_attention", fresh=True)
+    try:
+        device = torch.device("cpu")
+        default = port.default_config("fwd", SHAPE)
+        assert port._pick_config("fwd", SHAPE, "float32", device, default) == FROZEN["cpu"]["fwd"][0]["config"]
+        near = {**SHAPE, "B": 48, "max_seq_len": 200}
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            picked = port._pick_config("fwd", near, "float32", device, default)
+            again = port._pick_config("fwd", near, "float32", device, default)
+        assert picked == again == FROZEN["cpu"]["fwd"][1]["config"]
+        assert len(caught) == 1 and "nearest frozen case b64_n256_d32_t20_fp32" in str(caught[0].message)
+        assert port._pick_config("fwd", SHAPE, "bfloat16", device, default) == default  # other dtype
+        assert port._pick_config("bwd_dk", SHAPE, "float32", device, default) == default  # other kernel
+    finally:
+        load_port("jagged_dense_flash_attention", fresh=True)
