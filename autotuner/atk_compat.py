@@ -33,4 +33,5 @@ except ImportError:
 
         return keep
 
+
 __all__ = ["ATK_AVAILABLE", "BaseApi", "InputDataset", "register"]

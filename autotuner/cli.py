@@ -25,7 +25,8 @@ err_console = Console(stderr=True)
 
 OpOption = Annotated[list[str] | None, typer.Option("--op", help="Op name (repeatable).")]
 SocOption = Annotated[
-    str | None, typer.Option("--soc", help="cpu (Triton interpreter), a GPU such as H200, or an Ascend soc.")
+    str | None,
+    typer.Option("--soc", help="cpu (Triton interpreter), a GPU such as H200, or an Ascend soc."),
 ]
 
 
@@ -40,11 +41,15 @@ def _parse_shape(text: str) -> dict[str, int]:
     for part in text.split(","):
         key, sep, value = part.partition("=")
         if not sep or not key.strip():
-            raise UserError(f"malformed --shape part {part!r}: expected KEY=INT, e.g. B=4,max_seq_len=16,D=32")
+            raise UserError(
+                f"malformed --shape part {part!r}: expected KEY=INT, e.g. B=4,max_seq_len=16,D=32"
+            )
         try:
             shape[key.strip()] = int(value)
         except ValueError:
-            raise UserError(f"malformed --shape value {value!r} for {key.strip()}: not an integer") from None
+            raise UserError(
+                f"malformed --shape value {value!r} for {key.strip()}: not an integer"
+            ) from None
     return shape
 
 
@@ -68,15 +73,22 @@ def verify(
     op: OpOption = None,
     all_ops: Annotated[bool, typer.Option("--all", help="Every op.")] = False,
     soc: SocOption = None,
-    dtype: Annotated[str | None, typer.Option("--dtype", help="Only cases of this dtype (fp32, fp16, bf16).")] = None,
+    dtype: Annotated[
+        str | None, typer.Option("--dtype", help="Only cases of this dtype (fp32, fp16, bf16).")
+    ] = None,
     cases: Annotated[
         str | None,
-        typer.Option(help="accuracy, performance or all; default: accuracy on cpu, all on a device."),
+        typer.Option(
+            help="accuracy, performance or all; default: accuracy on cpu, all on a device."
+        ),
     ] = None,
     shape: Annotated[
-        str | None, typer.Option(help="One custom case, e.g. B=4,max_seq_len=16,D=32,T=20 (with --op).")
+        str | None,
+        typer.Option(help="One custom case, e.g. B=4,max_seq_len=16,D=32,T=20 (with --op)."),
     ] = None,
-    offsets: Annotated[str | None, typer.Option(help="Jagged offsets of the custom case, e.g. 0,5,5,21.")] = None,
+    offsets: Annotated[
+        str | None, typer.Option(help="Jagged offsets of the custom case, e.g. 0,5,5,21.")
+    ] = None,
     level: Annotated[str | None, typer.Option(help="Dual-reference level L0, L1 or L2.")] = None,
 ) -> None:
     """Port and upstream against a float64 CPU golden (CANN dual-reference metrics)."""
@@ -103,7 +115,11 @@ def verify(
         raise UserError("--offsets goes with --shape")
     backend = get_backend(soc)
     _quiet_interpreter()
-    kinds = {"accuracy": ["accuracy"], "performance": ["performance"], "all": ["accuracy", "performance"]}
+    kinds = {
+        "accuracy": ["accuracy"],
+        "performance": ["performance"],
+        "all": ["accuracy", "performance"],
+    }
     chosen = cases or ("accuracy" if backend.is_interpreter else "all")
     if chosen not in kinds:
         raise UserError(f"unknown --cases {chosen!r}; use accuracy, performance or all")
@@ -114,7 +130,14 @@ def verify(
             if len(specs) != 1:
                 raise UserError("--shape describes one case of one op; name exactly one --op")
             user_offsets = _parse_ints(offsets, "--offsets") if offsets else None
-            todo.append((spec, spec.case_from_shape(_parse_shape(shape), want_dtype or "float32", user_offsets)))
+            todo.append(
+                (
+                    spec,
+                    spec.case_from_shape(
+                        _parse_shape(shape), want_dtype or "float32", user_offsets
+                    ),
+                )
+            )
             continue
         for kind in kinds[chosen]:
             todo += [(spec, c) for c in spec.cases(kind) if want_dtype in (None, c.dtype)]  # type: ignore[arg-type]
@@ -124,7 +147,10 @@ def verify(
     table = Table(title=f"verify on {backend.describe()}, dual-reference level {level}")
     for column in ("op", "case", "output", "reference", "port MARE", "MERE", "RMSE", "ref MARE", "MERE", "RMSE",
                    "ratio MARE", "MERE", "RMSE", "verdict"):  # fmt: skip
-        table.add_column(column, justify="left" if column in ("op", "case", "output", "mode", "verdict") else "right")
+        table.add_column(
+            column,
+            justify="left" if column in ("op", "case", "output", "mode", "verdict") else "right",
+        )
     rows = []
     with console.status("verifying") as status:
         for spec, case in todo:
@@ -132,7 +158,11 @@ def verify(
             for row in verify_case(spec, case, backend, level):  # type: ignore[arg-type]
                 rows.append(row)
                 p, u, v = row.port, row.second, row.verdict
-                ratios = [ratio(a, b) for a, b in ((p.mare, u.mare), (p.mere, u.mere), (p.rmse, u.rmse))] if u else [None] * 3
+                ratios = (
+                    [ratio(a, b) for a, b in ((p.mare, u.mare), (p.mere, u.mere), (p.rmse, u.rmse))]
+                    if u
+                    else [None] * 3
+                )
                 mode = {"dual": f"dual: {row.second_name}", "golden": f"dual: {row.second_name}, then golden",
                         "single": "golden only"}[v.mode]  # fmt: skip
                 verdict = "[green]pass[/]" if v.passed else f"[red]FAIL[/] {v.reason}"

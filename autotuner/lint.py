@@ -13,7 +13,17 @@ import yaml
 from .generated_block import BEGIN_MARKER, END_MARKER
 from .upstream import UPSTREAM_COMMIT, UPSTREAM_REPO, provenance_path
 
-YAML_FIELDS = ("name", "api", "version", "api_type", "triton_api_type", "generate", "dtype_numbers", "outputs", "standard")
+YAML_FIELDS = (
+    "name",
+    "api",
+    "version",
+    "api_type",
+    "triton_api_type",
+    "generate",
+    "dtype_numbers",
+    "outputs",
+    "standard",
+)
 PROVENANCE_FIELDS = ("repository", "commit", "file", "lines")
 LICENSE_LINES = 6  # the header must sit in the first lines of a file
 
@@ -40,12 +50,25 @@ def _listing(folder: Path) -> list[Path]:
 
 
 def _check_license(path: Path) -> list[Problem]:
-    head = "\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[:LICENSE_LINES])
+    head = "\n".join(
+        path.read_text(encoding="utf-8", errors="replace").splitlines()[:LICENSE_LINES]
+    )
     problems = []
     if "Copyright (c)" not in head:
-        problems.append(Problem(path, f"license header: no 'Copyright (c)' line in the first {LICENSE_LINES} lines"))
-    if "Apache License, Version 2.0" not in head and "SPDX-License-Identifier: Apache-2.0" not in head:
-        problems.append(Problem(path, f"license header: no Apache-2.0 notice in the first {LICENSE_LINES} lines"))
+        problems.append(
+            Problem(
+                path, f"license header: no 'Copyright (c)' line in the first {LICENSE_LINES} lines"
+            )
+        )
+    if (
+        "Apache License, Version 2.0" not in head
+        and "SPDX-License-Identifier: Apache-2.0" not in head
+    ):
+        problems.append(
+            Problem(
+                path, f"license header: no Apache-2.0 notice in the first {LICENSE_LINES} lines"
+            )
+        )
     return problems
 
 
@@ -61,7 +84,8 @@ def _atk_imports_guarded(tree: ast.Module) -> bool:
     guarded: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Try) and any(
-            isinstance(h.type, ast.Name) and h.type.id in {"ImportError", "ModuleNotFoundError"} for h in node.handlers
+            isinstance(h.type, ast.Name) and h.type.id in {"ImportError", "ModuleNotFoundError"}
+            for h in node.handlers
         ):
             for inner in node.body:
                 guarded.update(id(n) for n in ast.walk(inner))
@@ -78,22 +102,34 @@ def _atk_imports_guarded(tree: ast.Module) -> bool:
 
 def _check_readme(path: Path, op: str, expected: dict[str, str] | None) -> list[Problem]:
     if not path.is_file():
-        return [Problem(path, "missing (provenance, what the op computes, constraints, ATK commands)")]
+        return [
+            Problem(path, "missing (provenance, what the op computes, constraints, ATK commands)")
+        ]
     fields: dict[str, str] = {}
     for line in path.read_text(encoding="utf-8").splitlines():
         cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
         if len(cells) == 2 and cells[0].lower() in PROVENANCE_FIELDS:
             fields[cells[0].lower()] = cells[1]
-    problems = [Problem(path, f"provenance: no '| {f} | ... |' row") for f in PROVENANCE_FIELDS if f not in fields]
+    problems = [
+        Problem(path, f"provenance: no '| {f} | ... |' row")
+        for f in PROVENANCE_FIELDS
+        if f not in fields
+    ]
     if "commit" in fields and not re.fullmatch(r"[0-9a-f]{40}", fields["commit"]):
-        problems.append(Problem(path, f"provenance: commit {fields['commit']!r} is not a 40-hex commit id"))
+        problems.append(
+            Problem(path, f"provenance: commit {fields['commit']!r} is not a 40-hex commit id")
+        )
     if "lines" in fields:
         m = re.fullmatch(r"(\d+)-(\d+)", fields["lines"])
         if not m or int(m.group(1)) > int(m.group(2)):
-            problems.append(Problem(path, f"provenance: lines {fields['lines']!r} is not a range like 17-864"))
+            problems.append(
+                Problem(path, f"provenance: lines {fields['lines']!r} is not a range like 17-864")
+            )
     for key, want in (expected or {}).items():
         if key in fields and fields[key] != want:
-            problems.append(Problem(path, f"provenance: {key} is {fields[key]!r}, the op spec says {want!r}"))
+            problems.append(
+                Problem(path, f"provenance: {key} is {fields[key]!r}, the op spec says {want!r}")
+            )
     return problems
 
 
@@ -112,14 +148,20 @@ def _check_yaml(path: Path, op: str, outputs: int | None) -> list[Problem]:
         problems.append(Problem(path, f"api is {data['api']!r}, must be 'pytorch'"))
     if "generate" in data and data["generate"] != f"generate_{op}":
         problems.append(Problem(path, f"generate is {data['generate']!r}, must be 'generate_{op}'"))
-    if "dtype_numbers" in data and not (isinstance(data["dtype_numbers"], int) and data["dtype_numbers"] >= 1):
+    if "dtype_numbers" in data and not (
+        isinstance(data["dtype_numbers"], int) and data["dtype_numbers"] >= 1
+    ):
         problems.append(Problem(path, "dtype_numbers must be an integer >= 1"))
     if "outputs" in data:
         if not (isinstance(data["outputs"], int) and data["outputs"] >= 0):
             problems.append(Problem(path, "outputs must be an integer >= 0"))
         elif outputs is not None and data["outputs"] != outputs:
-            problems.append(Problem(path, f"outputs is {data['outputs']}, the op spec has {outputs} outputs"))
-    if "standard" in data and not (isinstance(data["standard"], dict) and "acc" in data["standard"]):
+            problems.append(
+                Problem(path, f"outputs is {data['outputs']}, the op spec has {outputs} outputs")
+            )
+    if "standard" in data and not (
+        isinstance(data["standard"], dict) and "acc" in data["standard"]
+    ):
         problems.append(Problem(path, "standard must be a mapping with an 'acc' entry"))
     return problems
 
@@ -129,7 +171,11 @@ def _check_performance_json(path: Path, op: str) -> list[Problem]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         return [Problem(path, f"not valid JSON: {exc.msg} (line {exc.lineno})")]
-    if not isinstance(data, dict) or data.get("op") != op or not isinstance(data.get("cases"), list):
+    if (
+        not isinstance(data, dict)
+        or data.get("op") != op
+        or not isinstance(data.get("cases"), list)
+    ):
         return [Problem(path, f"must be an object with op {op!r} and a list of cases")]
     return [
         Problem(path, f"case {i} needs name, shape and dtype")
@@ -145,8 +191,16 @@ def _check_kernel_file(path: Path) -> list[Problem]:
     lines = path.read_text(encoding="utf-8").splitlines()
     begins, ends = lines.count(BEGIN_MARKER), lines.count(END_MARKER)
     if begins != 1 or ends != 1 or lines.index(END_MARKER) < lines.index(BEGIN_MARKER):
-        problems.append(Problem(path, f"generated block: need one begin and one end marker line, found {begins} and {ends}"))
-    if not any(isinstance(n, ast.FunctionDef) and any("jit" in ast.unparse(d) for d in n.decorator_list) for n in tree.body):
+        problems.append(
+            Problem(
+                path,
+                f"generated block: need one begin and one end marker line, found {begins} and {ends}",
+            )
+        )
+    if not any(
+        isinstance(n, ast.FunctionDef) and any("jit" in ast.unparse(d) for d in n.decorator_list)
+        for n in tree.body
+    ):
         problems.append(Problem(path, "no @triton.jit kernel"))
     return problems
 
@@ -154,21 +208,37 @@ def _check_kernel_file(path: Path) -> list[Problem]:
 def _check_api(path: Path) -> list[Problem]:
     tree, problems = _parse_python(path)
     if tree is not None and not _atk_imports_guarded(tree):
-        problems.append(Problem(path, "imports atk unguarded; it must import without ATK (try/except ImportError or autotuner.atk_compat)"))
+        problems.append(
+            Problem(
+                path,
+                "imports atk unguarded; it must import without ATK (try/except ImportError or autotuner.atk_compat)",
+            )
+        )
     return problems
 
 
-def _check_side(folder: Path, expected: tuple[str, ...], forbidden: tuple[str, ...]) -> list[Problem]:
+def _check_side(
+    folder: Path, expected: tuple[str, ...], forbidden: tuple[str, ...]
+) -> list[Problem]:
     if not folder.is_dir():
         return [Problem(folder, "missing folder")]
-    problems = [Problem(folder / name, "missing") for name in expected if not (folder / name).is_file()]
+    problems = [
+        Problem(folder / name, "missing") for name in expected if not (folder / name).is_file()
+    ]
     for path in _listing(folder):
         if path.name in expected:
             continue
         if any(re.fullmatch(pattern, path.name) for pattern in forbidden):
-            problems.append(Problem(path, "does not belong on the GPU side (no yaml, generator or performance json there)"))
+            problems.append(
+                Problem(
+                    path,
+                    "does not belong on the GPU side (no yaml, generator or performance json there)",
+                )
+            )
         else:
-            problems.append(Problem(path, f"unexpected file; {folder.name}/ holds only {', '.join(expected)}"))
+            problems.append(
+                Problem(path, f"unexpected file; {folder.name}/ holds only {', '.join(expected)}")
+            )
     return problems
 
 
@@ -213,7 +283,11 @@ def lint(path: Path) -> list[Problem]:
     """Lint one op folder, or every op folder under `path`."""
     if not path.is_dir():
         return [Problem(path, "not a folder")]
-    if (path / "npu_atk_test").exists() or (path / "gpu_atk_test").exists() or (path / "README.md").exists():
+    if (
+        (path / "npu_atk_test").exists()
+        or (path / "gpu_atk_test").exists()
+        or (path / "README.md").exists()
+    ):
         return lint_op_folder(path)
     folders = [p for p in _listing(path) if p.is_dir()]
     if not folders:

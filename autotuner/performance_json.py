@@ -12,7 +12,9 @@ from ops.spec import OpSpec
 from .errors import UserError
 
 SCHEMA_VERSION = 1
-LENGTHS_RULE = "ops.jagged.skewed_lengths(B, max_seq_len): floor(frac(i * 0.618...)^2 * 1.25 * max_seq_len)"
+LENGTHS_RULE = (
+    "ops.jagged.skewed_lengths(B, max_seq_len): floor(frac(i * 0.618...)^2 * 1.25 * max_seq_len)"
+)
 
 
 def read(path: Path) -> dict[str, Any]:
@@ -53,4 +55,8 @@ def render(spec: OpSpec, frozen: dict[str, dict[str, Any]] | None = None) -> str
 
 def frozen_sections(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """case name -> soc -> frozen entry, as currently written."""
-    return {c["name"]: dict(c.get("frozen") or {}) for c in data["cases"] if isinstance(c, dict) and "name" in c}
+    return {
+        c["name"]: dict(c.get("frozen") or {})
+        for c in data["cases"]
+        if isinstance(c, dict) and "name" in c
+    }

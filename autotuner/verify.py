@@ -56,6 +56,8 @@ def verify_case(op: OpSpec, case: Case, backend: Backend, level: Level) -> Itera
         second = (upstream if name in upstream else torch_outputs).get(name)
         second_errors = None
         if second is not None:
-            second_errors = measure(op.comparable(name, second.detach().cpu(), cpu_inputs), want, case.dtype)
+            second_errors = measure(
+                op.comparable(name, second.detach().cpu(), cpu_inputs), want, case.dtype
+            )
         verdict = judge(port_errors, second_errors, case.dtype, level)
         yield Row(op.name, case, name, port_errors, second_errors, second_name, verdict)

@@ -25,7 +25,9 @@ def tree(tmp_path, monkeypatch):
     """A scratch copy of the project's ATK folders and frozen_configs, as AUTOTUNE_ROOT."""
     for part in ("experimental", "frozen_configs"):
         if (ROOT / part).exists():
-            shutil.copytree(ROOT / part, tmp_path / part, ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(
+                ROOT / part, tmp_path / part, ignore=shutil.ignore_patterns("__pycache__")
+            )
     monkeypatch.setenv("AUTOTUNE_ROOT", str(tmp_path))
     return tmp_path
 
@@ -36,4 +38,6 @@ def cuda_available() -> bool:
     return torch.cuda.is_available()
 
 
-requires_gpu = pytest.mark.skipif(not cuda_available(), reason="needs a CUDA GPU; none on this machine")
+requires_gpu = pytest.mark.skipif(
+    not cuda_available(), reason="needs a CUDA GPU; none on this machine"
+)

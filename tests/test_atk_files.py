@@ -22,7 +22,11 @@ def load(path, name):
 @pytest.mark.parametrize("side", ["npu_atk_test", "gpu_atk_test"])
 def test_api_runs_without_atk(op, side, cpu, monkeypatch):
     assert not ATK_AVAILABLE
-    if side == "gpu_atk_test" and op != "jagged_dense_flash_attention" and not torch.cuda.is_available():
+    if (
+        side == "gpu_atk_test"
+        and op != "jagged_dense_flash_attention"
+        and not torch.cuda.is_available()
+    ):
         pytest.skip("upstream's copy-op wrappers allocate on 'cuda'; this machine has no GPU")
     spec = all_ops()[op]
     folder = atk_dir(op) / side
@@ -32,14 +36,22 @@ def test_api_runs_without_atk(op, side, cpu, monkeypatch):
     generator = load(atk_dir(op) / "npu_atk_test" / f"generate_{op}.py", f"_atk_gen_{op}")
     cases = generator.cases()
     assert [c["name"] for c in cases] == [c.name for c in spec.cases("accuracy")]
-    case = next(c for c in spec.cases("accuracy") if c.dtype == "float32" and len(spec.upstream_outputs(c)) == len(spec.output_names))
+    case = next(
+        c
+        for c in spec.cases("accuracy")
+        if c.dtype == "float32" and len(spec.upstream_outputs(c)) == len(spec.output_names)
+    )
     args = generator.generate(case.name)
-    cls = next(v for v in vars(api).values() if isinstance(v, type) and getattr(v, "atk_name", None) == op)
+    cls = next(
+        v for v in vars(api).values() if isinstance(v, type) and getattr(v, "atk_name", None) == op
+    )
     outputs = cls(None)(InputDataset(args))
     outputs = outputs if isinstance(outputs, tuple) else (outputs,)
     golden = spec.reference(dict(zip(spec.input_names, args, strict=True)))
     inputs = dict(zip(spec.input_names, args, strict=True))
     for name, value in zip(spec.output_names, outputs, strict=True):
         want = spec.comparable(name, golden[name], inputs)
-        assert torch.allclose(spec.comparable(name, value, inputs).double(), want, rtol=1e-4, atol=1e-5), (side, name)
+        assert torch.allclose(
+            spec.comparable(name, value, inputs).double(), want, rtol=1e-4, atol=1e-5
+        ), (side, name)
     sys.modules.pop(op, None)

@@ -12,7 +12,11 @@ from autotuner.paths import ATK_ROOT
 def autotune(*args, env=None):
     environment = {**os.environ, "COLUMNS": "250", **(env or {})}
     return subprocess.run(
-        [sys.executable, "-m", "autotuner", *args], capture_output=True, text=True, env=environment, timeout=600
+        [sys.executable, "-m", "autotuner", *args],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=600,
     )
 
 
@@ -26,7 +30,17 @@ def test_verify_all_on_the_interpreter_passes():
 
 def test_verify_a_custom_case():
     result = autotune(
-        "verify", "--op", "dense_to_jagged", "--soc", "cpu", "--shape", "B=3,max_seq_len=4,D=8", "--offsets", "0,5,5,9", "--dtype", "bf16"
+        "verify",
+        "--op",
+        "dense_to_jagged",
+        "--soc",
+        "cpu",
+        "--shape",
+        "B=3,max_seq_len=4,D=8",
+        "--offsets",
+        "0,5,5,9",
+        "--dtype",
+        "bf16",
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "b3_n4_d8_bf16" in result.stdout
@@ -35,17 +49,62 @@ def test_verify_a_custom_case():
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["verify", "--op", "no_such_op"], "error: unknown op 'no_such_op'; known ops: dense_to_jagged, jagged_dense_flash_attention, jagged_to_padded_dense"),
-        (["verify", "--all", "--soc", "B300X"], "error: unknown soc 'B300X'; known socs: cpu, 950PR"),
-        (["verify", "--all", "--soc", "950PR"], "error: soc '950PR' needs an Ascend NPU; this machine has: "),
-        (["verify", "--all", "--soc", "cpu", "--dtype", "fp12"], "error: unknown dtype 'fp12'; use one of float32, float16, bfloat16"),
-        (["verify", "--op", "jagged_to_padded_dense", "--soc", "cpu", "--shape", "B=3,max_seq_len=4,D=8", "--offsets", "0,5,3,8"],
-         "error: offsets must be non-decreasing: offsets[2]=3 < offsets[1]=5"),
-        (["verify", "--op", "jagged_dense_flash_attention", "--soc", "cpu", "--shape", "B=2,max_seq_len=4,D=8,T=4", "--offsets", "1,3,5"],
-         "error: offsets must start at 0, not 1"),
-        (["verify", "--op", "dense_to_jagged", "--soc", "cpu", "--shape", "B=3;D=4"], "error: malformed --shape value '3;D=4' for B: not an integer"),
-        (["verify", "--op", "dense_to_jagged", "--soc", "cpu", "--shape", "B=3,D=4"], "error: dense_to_jagged shapes take exactly B, max_seq_len, D; missing max_seq_len"),
-        (["verify", "--op", "dense_to_jagged", "--soc", "cpu", "--shape", "max_seq_len"], "error: malformed --shape part 'max_seq_len': expected KEY=INT"),
+        (
+            ["verify", "--op", "no_such_op"],
+            "error: unknown op 'no_such_op'; known ops: dense_to_jagged, jagged_dense_flash_attention, jagged_to_padded_dense",
+        ),
+        (
+            ["verify", "--all", "--soc", "B300X"],
+            "error: unknown soc 'B300X'; known socs: cpu, 950PR",
+        ),
+        (
+            ["verify", "--all", "--soc", "950PR"],
+            "error: soc '950PR' needs an Ascend NPU; this machine has: ",
+        ),
+        (
+            ["verify", "--all", "--soc", "cpu", "--dtype", "fp12"],
+            "error: unknown dtype 'fp12'; use one of float32, float16, bfloat16",
+        ),
+        (
+            [
+                "verify",
+                "--op",
+                "jagged_to_padded_dense",
+                "--soc",
+                "cpu",
+                "--shape",
+                "B=3,max_seq_len=4,D=8",
+                "--offsets",
+                "0,5,3,8",
+            ],
+            "error: offsets must be non-decreasing: offsets[2]=3 < offsets[1]=5",
+        ),
+        (
+            [
+                "verify",
+                "--op",
+                "jagged_dense_flash_attention",
+                "--soc",
+                "cpu",
+                "--shape",
+                "B=2,max_seq_len=4,D=8,T=4",
+                "--offsets",
+                "1,3,5",
+            ],
+            "error: offsets must start at 0, not 1",
+        ),
+        (
+            ["verify", "--op", "dense_to_jagged", "--soc", "cpu", "--shape", "B=3;D=4"],
+            "error: malformed --shape value '3;D=4' for B: not an integer",
+        ),
+        (
+            ["verify", "--op", "dense_to_jagged", "--soc", "cpu", "--shape", "B=3,D=4"],
+            "error: dense_to_jagged shapes take exactly B, max_seq_len, D; missing max_seq_len",
+        ),
+        (
+            ["verify", "--op", "dense_to_jagged", "--soc", "cpu", "--shape", "max_seq_len"],
+            "error: malformed --shape part 'max_seq_len': expected KEY=INT",
+        ),
         (["verify"], "error: name an op with --op, or use --all"),
     ],
 )

@@ -7,7 +7,13 @@ import pytest
 import torch
 
 from autotuner.errors import UserError
-from autotuner.generated_block import BEGIN_MARKER, END_MARKER, read_frozen, render_block, replace_block
+from autotuner.generated_block import (
+    BEGIN_MARKER,
+    END_MARKER,
+    read_frozen,
+    render_block,
+    replace_block,
+)
 from autotuner.paths import port_file
 from ops.ports import load_port
 
@@ -15,17 +21,32 @@ SHAPE = {"B": 4, "max_seq_len": 16, "D": 32, "T": 20}
 FROZEN = {
     "cpu": {
         "fwd": [
-            {"case": "b4_n16_d32_t20_fp32", "dtype": "float32", "shape": SHAPE, "config": {"BLOCK_T": 16, "BLOCK_L": 64, "num_warps": 2, "num_stages": 2}},
-            {"case": "b64_n256_d32_t20_fp32", "dtype": "float32", "shape": {**SHAPE, "B": 64, "max_seq_len": 256}, "config": {"BLOCK_T": 64, "BLOCK_L": 16, "num_warps": 8, "num_stages": 4}},
+            {
+                "case": "b4_n16_d32_t20_fp32",
+                "dtype": "float32",
+                "shape": SHAPE,
+                "config": {"BLOCK_T": 16, "BLOCK_L": 64, "num_warps": 2, "num_stages": 2},
+            },
+            {
+                "case": "b64_n256_d32_t20_fp32",
+                "dtype": "float32",
+                "shape": {**SHAPE, "B": 64, "max_seq_len": 256},
+                "config": {"BLOCK_T": 64, "BLOCK_L": 16, "num_warps": 8, "num_stages": 4},
+            },
         ]
     }
 }
 
 
-@pytest.mark.skipif(importlib.util.find_spec("ruff") is None, reason="ruff (a dev dependency) is not installed")
+@pytest.mark.skipif(
+    importlib.util.find_spec("ruff") is None, reason="ruff (a dev dependency) is not installed"
+)
 def test_block_is_formatted_python(tmp_path):
     path = tmp_path / "block.py"
-    path.write_text("import math\nimport os\nimport re\nimport warnings\n\nimport torch\n\n\n" + render_block(FROZEN))
+    path.write_text(
+        "import math\nimport os\nimport re\nimport warnings\n\nimport torch\n\n\n"
+        + render_block(FROZEN)
+    )
     command = [sys.executable, "-m", "ruff", "format", "--check", "--diff", str(path)]
     result = subprocess.run(command, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -49,7 +70,9 @@ def test_damaged_markers_are_refused(tree, damage):
     broken = {
         "drop_begin": source.replace(BEGIN_MARKER + "\n", ""),
         "drop_end": source.replace(END_MARKER + "\n", ""),
-        "swap": source.replace(BEGIN_MARKER, "@@").replace(END_MARKER, BEGIN_MARKER).replace("@@", END_MARKER),
+        "swap": source.replace(BEGIN_MARKER, "@@")
+        .replace(END_MARKER, BEGIN_MARKER)
+        .replace("@@", END_MARKER),
         "twice": source + "\n" + BEGIN_MARKER + "\n" + END_MARKER + "\n",
     }[damage]
     with pytest.raises(UserError, match="markers are missing or damaged"):
@@ -63,15 +86,24 @@ def test_launcher_picks_frozen_then_nearest_then_default(tree, cpu):
     try:
         device = torch.device("cpu")
         default = port.default_config("fwd", SHAPE)
-        assert port._pick_config("fwd", SHAPE, "float32", device, default) == FROZEN["cpu"]["fwd"][0]["config"]
+        assert (
+            port._pick_config("fwd", SHAPE, "float32", device, default)
+            == FROZEN["cpu"]["fwd"][0]["config"]
+        )
         near = {**SHAPE, "B": 48, "max_seq_len": 200}
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             picked = port._pick_config("fwd", near, "float32", device, default)
             again = port._pick_config("fwd", near, "float32", device, default)
         assert picked == again == FROZEN["cpu"]["fwd"][1]["config"]
-        assert len(caught) == 1 and "nearest frozen case b64_n256_d32_t20_fp32" in str(caught[0].message)
-        assert port._pick_config("fwd", SHAPE, "bfloat16", device, default) == default  # other dtype
-        assert port._pick_config("bwd_dk", SHAPE, "float32", device, default) == default  # other kernel
+        assert len(caught) == 1 and "nearest frozen case b64_n256_d32_t20_fp32" in str(
+            caught[0].message
+        )
+        assert (
+            port._pick_config("fwd", SHAPE, "bfloat16", device, default) == default
+        )  # other dtype
+        assert (
+            port._pick_config("bwd_dk", SHAPE, "float32", device, default) == default
+        )  # other kernel
     finally:
         load_port("jagged_dense_flash_attention", fresh=True)

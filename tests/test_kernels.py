@@ -57,7 +57,13 @@ def test_each_kernel_alone(op, dtype, cpu):
                     have = spec.comparable(name, value, inputs)
                     assert torch.isfinite(have).all(), (case.name, kernel.name, config, name)
                     error = relative_error(have, want)
-                    assert error <= spec.tolerance[dtype], (case.name, kernel.name, config, name, error)
+                    assert error <= spec.tolerance[dtype], (
+                        case.name,
+                        kernel.name,
+                        config,
+                        name,
+                        error,
+                    )
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
@@ -68,7 +74,9 @@ def test_whole_op_matches_golden(op, dtype, cpu):
         inputs = spec.make_inputs(case, cpu.device)
         golden = spec.reference(inputs)
         for name, value in spec.run_port(inputs).items():
-            error = relative_error(spec.comparable(name, value, inputs), spec.comparable(name, golden[name], inputs))
+            error = relative_error(
+                spec.comparable(name, value, inputs), spec.comparable(name, golden[name], inputs)
+            )
             assert error <= spec.tolerance[dtype], (case.name, name, error)
 
 
@@ -77,7 +85,7 @@ def test_copies_are_exact_and_write_every_element(cpu):
         spec = OPS[op]
         for case in spec.cases("accuracy"):
             inputs = spec.make_inputs(case, cpu.device)
-            (name, value), = spec.run_port(inputs).items()
+            ((name, value),) = spec.run_port(inputs).items()
             assert torch.equal(value.double(), spec.reference(inputs)[name]), case.name
 
 
@@ -90,7 +98,10 @@ def test_flash_attention_edge_semantics(cpu):
     out = spec.run_port(inputs)
     assert torch.count_nonzero(out["out"][0]) == 0 and torch.count_nonzero(out["dk"][0]) == 0
     truncated = slice(int(inputs["offsets"][3]) + 16, int(inputs["offsets"][4]))
-    assert torch.count_nonzero(out["dq"][truncated]) == 0 and torch.count_nonzero(out["dv"][truncated]) == 0
+    assert (
+        torch.count_nonzero(out["dq"][truncated]) == 0
+        and torch.count_nonzero(out["dv"][truncated]) == 0
+    )
     assert torch.count_nonzero(out["dbias"][0]) == 0  # no rows at all
     assert torch.count_nonzero(out["dbias"][1, 5:]) == 0  # rows past the sequence
 

@@ -37,8 +37,14 @@ def test_missing_and_misplaced_files(folder):
     (folder / "npu_atk_test" / "notes.txt").write_text("scratch")
     found = messages(folder)
     assert f"{folder}/npu_atk_test/generate_{OP}.py: missing" in found
-    assert f"{folder}/gpu_atk_test/{OP}.yaml: does not belong on the GPU side (no yaml, generator or performance json there)" in found
-    assert f"{folder}/gpu_atk_test/{OP}_performance.json: does not belong on the GPU side (no yaml, generator or performance json there)" in found
+    assert (
+        f"{folder}/gpu_atk_test/{OP}.yaml: does not belong on the GPU side (no yaml, generator or performance json there)"
+        in found
+    )
+    assert (
+        f"{folder}/gpu_atk_test/{OP}_performance.json: does not belong on the GPU side (no yaml, generator or performance json there)"
+        in found
+    )
     assert any(m.startswith(f"{folder}/npu_atk_test/notes.txt: unexpected file") for m in found)
     assert len(found) == 4
 
@@ -71,15 +77,23 @@ def test_readme_provenance(folder):
 
 def test_license_markers_atk_guard_and_json(folder):
     kernel = folder / "npu_atk_test" / f"{OP}.py"
-    kernel.write_text("\n".join(kernel.read_text().splitlines()[3:]).replace(BEGIN_MARKER, "# begin"))
+    kernel.write_text(
+        "\n".join(kernel.read_text().splitlines()[3:]).replace(BEGIN_MARKER, "# begin")
+    )
     api = folder / "gpu_atk_test" / f"{OP}_api.py"
-    edit(api, "from autotuner.atk_compat import BaseApi, register", "from atk.tasks.api_execute import register")
+    edit(
+        api,
+        "from autotuner.atk_compat import BaseApi, register",
+        "from atk.tasks.api_execute import register",
+    )
     perf = folder / "npu_atk_test" / f"{OP}_performance.json"
     perf.write_text(perf.read_text()[:-10])
     found = messages(folder)
     assert f"{kernel}: license header: no 'Copyright (c)' line in the first 6 lines" in found
     assert f"{kernel}: license header: no Apache-2.0 notice in the first 6 lines" in found
-    assert f"{kernel}: generated block: need one begin and one end marker line, found 0 and 1" in found
+    assert (
+        f"{kernel}: generated block: need one begin and one end marker line, found 0 and 1" in found
+    )
     assert any(m.startswith(f"{api}: imports atk unguarded") for m in found)
     assert any(m.startswith(f"{perf}: not valid JSON") for m in found)
     assert len(found) == 5
@@ -90,7 +104,10 @@ def test_unknown_op_folder(tree):
     (stray / "npu_atk_test").mkdir(parents=True)
     found = messages(stray)
     assert found[0] == f"{stray}: no op spec: add ops/no_such_op.py defining SPEC"
-    assert f"{stray}/README.md: missing (provenance, what the op computes, constraints, ATK commands)" in found
+    assert (
+        f"{stray}/README.md: missing (provenance, what the op computes, constraints, ATK commands)"
+        in found
+    )
     assert f"{stray}/gpu_atk_test: missing folder" in found
 
 

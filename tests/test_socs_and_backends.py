@@ -30,7 +30,9 @@ def test_soc_from_device_name(name, soc):
     assert soc_from_device_name(name) == soc
 
 
-@pytest.mark.parametrize("op", ["jagged_dense_flash_attention", "jagged_to_padded_dense", "dense_to_jagged"])
+@pytest.mark.parametrize(
+    "op", ["jagged_dense_flash_attention", "jagged_to_padded_dense", "dense_to_jagged"]
+)
 def test_generated_soc_mapping_matches_the_package(op, monkeypatch, cpu):
     """The port files carry their own copy of the mapping (they must run without autotune)."""
     port = load_port(op)

@@ -33,11 +33,15 @@ def test_a_changed_file_is_refused():
         upstream.load(spec.upstream.file, "0" * 64)
 
 
-@pytest.mark.parametrize("op", ["jagged_dense_flash_attention", "jagged_to_padded_dense", "dense_to_jagged"])
+@pytest.mark.parametrize(
+    "op", ["jagged_dense_flash_attention", "jagged_to_padded_dense", "dense_to_jagged"]
+)
 def test_upstream_kernels_compute_the_op(op, cpu):
     """What the loader gives is upstream's op: fp32 results agree with the float64 golden."""
     spec = all_ops()[op]
-    case = next(c for c in spec.cases("accuracy") if c.dtype == "float32" and spec.upstream_outputs(c))
+    case = next(
+        c for c in spec.cases("accuracy") if c.dtype == "float32" and spec.upstream_outputs(c)
+    )
     inputs = spec.make_inputs(case, cpu.device)
     got = spec.run_upstream(inputs, case)
     golden = spec.reference(inputs)
