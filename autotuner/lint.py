@@ -10,7 +10,8 @@ from pathlib import Path
 
 import yaml
 
-from .generated_block import BEGIN_MARKER, END_MARKER
+from .errors import UserError
+from .generated_block import BEGIN_MARKER, END_MARKER, read_frozen, replace_block
 from .upstream import UPSTREAM_COMMIT, UPSTREAM_REPO, provenance_path
 
 YAML_FIELDS = (
@@ -197,6 +198,18 @@ def _check_kernel_file(path: Path) -> list[Problem]:
                 f"generated block: need one begin and one end marker line, found {begins} and {ends}",
             )
         )
+    else:
+        source = path.read_text(encoding="utf-8")
+        try:
+            if replace_block(source, read_frozen(source, path), path) != source:
+                problems.append(
+                    Problem(
+                        path,
+                        "generated block: differs from what `autotune freeze` writes (edited by hand?)",
+                    )
+                )
+        except UserError as exc:
+            problems.append(Problem(path, f"generated block: {str(exc).removeprefix(f'{path}: ')}"))
     if not any(
         isinstance(n, ast.FunctionDef) and any("jit" in ast.unparse(d) for d in n.decorator_list)
         for n in tree.body

@@ -115,3 +115,11 @@ def test_performance_json_shape(folder):
     perf = folder / "npu_atk_test" / f"{OP}_performance.json"
     perf.write_text(json.dumps({"op": OP, "cases": [{"name": "x"}]}))
     assert messages(folder) == [f"{perf}: case 0 needs name, shape and dtype"]
+
+
+def test_hand_edited_generated_block(folder):
+    kernel = folder / "npu_atk_test" / f"{OP}.py"
+    edit(kernel, "_WARNED = set()", "_WARNED = set()  # tweaked")
+    assert messages(folder) == [
+        f"{kernel}: generated block: differs from what `autotune freeze` writes (edited by hand?)"
+    ]
