@@ -187,6 +187,135 @@ def verify(
         raise typer.Exit(1)
 
 
+def _config_text(config: dict | None) -> str:
+    return " ".join(f"{k}={v}" for k, v in (config or {}).items())
+
+
+def _summary_table(summaries, title: str) -> Table:
+    table = Table(title=title)
+    for column in ("kernel", "case", "soc", "strategy", "trials ok/failed/infeasible", "default ms", "best ms",
+                   "verdict", "speedup", "winner"):  # fmt: skip
+        table.add_column(column, justify="right" if column.endswith(("ms", "speedup")) else "left")
+    for s in summaries:
+        failures = ", ".join(f"{k} {v}" for k, v in sorted(s.failures.items()))
+        verdict = s.verdict
+        if verdict is None:
+            verdict_text, speedup, winner = (
+                "open",
+                _fmt(s.best_speedup),
+                _config_text(s.best_config),
+            )
+        else:
+            verdict_text = "beats default" if verdict["beats_default"] else "default kept"
+            speedup, winner = _fmt(verdict.get("speedup")), _config_text(verdict["winner"])
+        table.add_row(
+            s.kernel, s.case, s.soc, s.strategy,
+            f"{s.complete}/{sum(s.failures.values())}/{s.infeasible} of {s.budget}" + (f" ({failures})" if failures else ""),
+            _fmt(s.default_ms), _fmt(s.best_ms), verdict_text, speedup, winner,
+        )  # fmt: skip
+    return table
+
+
+@app.command()
+def run(
+    op: Annotated[str, typer.Option("--op", help="The op to tune.")],
+    soc: SocOption = None,
+    kernel: Annotated[
+        list[str] | None, typer.Option("--kernel", help="Only this kernel (repeatable).")
+    ] = None,
+    case: Annotated[
+        list[str] | None, typer.Option("--case", help="Only this case (repeatable).")
+    ] = None,
+    trials: Annotated[int, typer.Option(help="Measured configs per study (budget).")] = 48,
+    db: Annotated[
+        str | None,
+        typer.Option(help="Database URL (default: AUTOTUNE_DB, else sqlite:///autotune.db)."),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the sampler.")] = 0,
+    timeout: Annotated[
+        float, typer.Option(help="Seconds a trial may take before its worker is replaced.")
+    ] = 300.0,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No live display and no table.")] = False,
+) -> None:
+    """Search launch configs: one Optuna study per (kernel, case, soc), every trial logged."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from storage import open_database
+
+    from . import runner
+    from .report import summarize
+    from .settings import settings
+
+    url = db or settings().db
+    _quiet_interpreter()
+    progress = Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[status]}"),
+        TimeElapsedColumn(), TimeRemainingColumn(), console=console, disable=quiet,
+    )  # fmt: skip
+    tasks: dict[str, int] = {}
+
+    def on_study(plan) -> None:
+        total = min(trials, len(plan.feasible))
+        tasks[plan.name] = progress.add_task(
+            f"{plan.kernel.name} {plan.case.name}", total=total, status=plan.strategy
+        )
+
+    def on_progress(p) -> None:
+        parts = []
+        if p.best_ms is not None:
+            parts.append(f"best {p.best_ms:.4g} ms")
+            if p.default_ms:
+                parts.append(f"{p.default_ms / p.best_ms:.2f}x default")
+        failures = {**p.failures, **({"infeasible": p.infeasible} if p.infeasible else {})}
+        if failures:
+            parts.append("failed: " + ", ".join(f"{k} {v}" for k, v in sorted(failures.items())))
+        progress.update(tasks[p.name], completed=p.used, status="; ".join(parts))
+
+    try:
+        with progress:
+            records = runner.run(op, soc, kernels=kernel, cases=case, trials=trials, db_url=url, seed=seed,
+                                 timeout_s=timeout, on_study=on_study, on_progress=on_progress)  # fmt: skip
+    except KeyboardInterrupt:
+        err_console.print(
+            "interrupted: the database is consistent; run the same command again to resume"
+        )
+        raise typer.Exit(130) from None
+    if not quiet:
+        names = {r.name for r in records}
+        summaries = [s for s in summarize(open_database(url), op=op) if s.name in names]
+        console.print(_summary_table(summaries, f"autotune run --op {op}: {len(records)} studies"))
+
+
+@app.command()
+def status(
+    db: Annotated[
+        str | None,
+        typer.Option(help="Database URL (default: AUTOTUNE_DB, else sqlite:///autotune.db)."),
+    ] = None,
+    op: Annotated[str | None, typer.Option(help="Only this op.")] = None,
+    soc: SocOption = None,
+) -> None:
+    """Studies with trial counts by state, best config and speedup over the default."""
+    from storage import open_database
+
+    from .report import summarize
+    from .settings import settings
+
+    summaries = summarize(open_database(db or settings().db), op=op, soc=soc)
+    if not summaries:
+        console.print("no studies yet")
+        return
+    for op_name in sorted({s.op for s in summaries}):
+        console.print(_summary_table([s for s in summaries if s.op == op_name], op_name))
+
+
 @app.command()
 def lint(
     path: Annotated[Path | None, typer.Argument(help="An op folder or a folder of them.")] = None,

@@ -25,7 +25,12 @@ class DenseToJagged(JaggedCopyOp):
     output_names = ("values",)
     upstream = dataclasses.replace(UPSTREAM_FILE, functions=("dense_to_jagged",), lines="627-776")
     kernels = (
-        KernelSpec(**COPY_KERNEL, outputs=("values",), upstream_kernel="triton_dense_to_jagged"),
+        KernelSpec(
+            **COPY_KERNEL,
+            port_kernel="_dense_to_jagged_kernel",
+            outputs=("values",),
+            upstream_kernel="triton_dense_to_jagged",
+        ),
     )
 
     def make_inputs(self, case: Case, device: torch.device, seed: int = 0) -> Tensors:

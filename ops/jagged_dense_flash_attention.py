@@ -138,6 +138,7 @@ class JaggedDenseFlashAttention(OpSpec):
             tile_bytes=_fwd_tiles,
             stream_bytes=_fwd_stream,
             constraints=(T_FITS, L_FITS),
+            port_kernel="_fwd_kernel",
             upstream_kernel="jagged_dense_flash_attention_fwd_kernel",
         ),
         KernelSpec(
@@ -157,6 +158,7 @@ class JaggedDenseFlashAttention(OpSpec):
             tile_bytes=_pre_tiles,
             stream_bytes=_pre_stream,
             constraints=(T_FITS, D_FITS),
+            port_kernel="_bwd_preprocess_kernel",
             upstream_kernel="_bwd_preprocess_do_o_dot",
         ),
         KernelSpec(
@@ -168,6 +170,7 @@ class JaggedDenseFlashAttention(OpSpec):
             tile_bytes=_dq_tiles,
             stream_bytes=_dq_stream,
             constraints=(T_FITS, L_FITS),
+            port_kernel="_bwd_dv_db_dq_kernel",
             upstream_kernel="_jagged_dense_flash_attention_bwd_dv_db_dq_kernel",
         ),
         KernelSpec(
@@ -179,6 +182,7 @@ class JaggedDenseFlashAttention(OpSpec):
             tile_bytes=_dk_tiles,
             stream_bytes=_fwd_stream,
             constraints=(T_FITS, L_FITS),
+            port_kernel="_bwd_dk_kernel",
             upstream_kernel="_jagged_dense_flash_attention_bwd_dk_kernel",
         ),
     )

@@ -26,6 +26,7 @@ class JaggedToPaddedDense(JaggedCopyOp):
     kernels = (
         KernelSpec(
             **COPY_KERNEL,
+            port_kernel="_jagged_to_padded_dense_kernel",
             outputs=("dense",),
             upstream_kernel="triton_jagged_to_dense_optimization_2d",
         ),

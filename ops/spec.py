@@ -99,6 +99,8 @@ class KernelSpec:
     #: `stream_bytes * (num_stages - 1)` is a lower bound of the shared memory a CUDA launch needs.
     stream_bytes: Callable[[Config, Case], int]
     constraints: tuple[Constraint, ...] = field(default=())
+    #: Name of the `@triton.jit` function in the port file (its source keys the study).
+    port_kernel: str = ""
     #: Name of the upstream `@triton.jit` function this kernel ports.
     upstream_kernel: str = ""
 

@@ -115,5 +115,11 @@ class Backend(ABC):
             n=len(samples),
         )
 
+    def samples(self, fn: Callable[[], Any], reps: int, warmup: int = 3) -> list[float]:
+        """`reps` single-call times (ms) after `warmup` calls, in the order they ran."""
+        for _ in range(warmup):
+            fn()
+        return self._elapsed_ms(fn, reps)
+
     def describe(self) -> str:
         return f"{self.kind}:{self.soc} ({self.device_name})"

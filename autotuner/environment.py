@@ -1,0 +1,60 @@
+"""The environment a number was produced in: versions, device, driver, project commit."""
+
+from __future__ import annotations
+
+import platform
+import socket
+import subprocess
+from importlib import metadata
+from typing import Any
+
+from .backends import Backend
+from .paths import project_root
+
+
+def project_commit() -> str:
+    """`<sha>` of the checkout, with `-dirty` if tracked files differ; "unknown" outside git."""
+    root = project_root()
+    try:
+        sha = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return sha + ("-dirty" if dirty else "")
+
+
+def _version(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "absent"
+
+
+def environment(backend: Backend) -> dict[str, Any]:
+    return {
+        "soc": backend.soc,
+        "device": backend.device_name,
+        "backend": backend.kind,
+        "interpreter": backend.is_interpreter,
+        **backend.versions(),
+        "python": platform.python_version(),
+        "host": socket.gethostname(),
+        "platform": platform.platform(),
+        "autotune": _version("autotune"),
+        "optuna": _version("optuna"),
+        "fbgemm-gpu-cpu": _version("fbgemm-gpu-cpu"),
+        "project_commit": project_commit(),
+    }

@@ -1,0 +1,117 @@
+"""Inside a worker process: run one kernel config on one case, check it, time it.
+
+Correctness comes first: a config whose output disagrees with the float64 reference is a failed
+trial ("wrong_result"), whatever its speed.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import torch
+
+from ops import get_op
+from ops.spec import Case, Config
+
+from .backends import Backend, Timing
+
+FAILURE_CATEGORIES = (
+    "compile",  # the compiler rejected the config
+    "resource",  # out of shared memory, registers or device memory
+    "ub_overflow",  # Ascend: tiles over the unified buffer, found by the compiler
+    "wrong_result",  # ran, but disagreed with the reference
+    "runtime",  # any other error while running
+    "timeout",  # the worker did not answer in time and was replaced
+    "crash",  # the worker process died and was replaced
+)
+
+
+@dataclass
+class Outcome:
+    ok: bool
+    category: str = ""
+    message: str = ""
+    timing: dict[str, float] | None = None
+    compile_s: float = 0.0
+    error: float | None = None  # worst norm-wise relative error of the outputs
+    #: The process is unusable after this failure (e.g. a CUDA error poisons its context).
+    restart: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def classify(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}".lower()
+    if "ub overflow" in text:
+        return "ub_overflow"
+    if (
+        "outofresources" in text
+        or "out of resource" in text
+        or isinstance(exc, torch.OutOfMemoryError)
+    ):
+        return "resource"
+    if "compilationerror" in text or "compilation" in type(exc).__name__.lower():
+        return "compile"
+    return "runtime"
+
+
+def short(exc: BaseException, limit: int = 500) -> str:
+    lines = [line for line in str(exc).strip().splitlines() if line.strip()]
+    return (f"{type(exc).__name__}: " + (lines[-1] if lines else ""))[:limit]
+
+
+class CaseRunner:
+    """Inputs, golden and per-kernel inputs of one case, kept for all configs of a study."""
+
+    def __init__(self, backend: Backend, op: str, kernel: str, case: Case) -> None:
+        self.backend = backend
+        self.spec = get_op(op)
+        self.kernel = self.spec.kernel(kernel)
+        self.case = case
+        self.inputs = self.spec.make_inputs(case, backend.device)
+        self.golden = self.spec.reference(self.inputs)
+        self.kernel_inputs = self.spec.kernel_inputs(kernel, self.inputs, self.golden)
+        self.tolerance = self.spec.tolerance[case.dtype]
+
+    def launch(self, config: Config) -> dict[str, torch.Tensor]:
+        return self.spec.launch(self.kernel.name, self.kernel_inputs, config)
+
+    def error(self, outputs: dict[str, torch.Tensor]) -> float:
+        worst = 0.0
+        for name in self.kernel.outputs:
+            have = self.spec.comparable(name, outputs[name], self.inputs).double()
+            want = self.spec.comparable(name, self.golden[name], self.inputs).to(have.device)
+            if not bool(torch.isfinite(have[torch.isfinite(want)]).all()):
+                return float("inf")
+            worst = max(worst, float((have - want).norm() / want.norm().clamp_min(1e-30)))
+        return worst
+
+    def measure(self, config: Config) -> Outcome:
+        start = time.perf_counter()
+        try:
+            outputs = self.launch(config)
+            self.backend.synchronize()
+        except Exception as exc:  # noqa: BLE001 - every failure is a recorded trial
+            category = classify(exc)
+            return Outcome(
+                False,
+                category,
+                short(exc),
+                restart=category == "runtime" and not self.backend.is_interpreter,
+            )
+        compile_s = time.perf_counter() - start
+        error = self.error(outputs)
+        if not error <= self.tolerance:
+            message = f"relative error {error:.3g} over the {self.case.dtype} tolerance {self.tolerance:g}"
+            return Outcome(False, "wrong_result", message, compile_s=compile_s, error=error)
+        timing: Timing = self.backend.time(lambda: self.launch(config))
+        return Outcome(True, timing=timing.as_dict(), compile_s=compile_s, error=error)
+
+    def samples(self, config: Config, reps: int) -> list[float]:
+        """`reps` single-call times (ms), for interleaved re-timing."""
+        self.launch(config)
+        return self.backend.samples(lambda: self.launch(config), reps)

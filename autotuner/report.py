@@ -1,0 +1,82 @@
+"""Per-study summaries from our tables and Optuna's, for `run`, `status` and the dashboard."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import optuna
+from optuna.trial import TrialState
+from sqlalchemy import select
+
+from storage import Database, StudyRecord
+
+from .search import optuna_storage
+
+
+@dataclass
+class StudySummary:
+    name: str
+    op: str
+    kernel: str
+    case: str
+    soc: str
+    strategy: str
+    budget: int
+    feasible: int
+    complete: int = 0
+    failures: Counter = field(default_factory=Counter)
+    infeasible: int = 0
+    default_ms: float | None = None
+    best_ms: float | None = None
+    best_config: dict[str, Any] | None = None
+    verdict: dict[str, Any] | None = None
+
+    @property
+    def best_speedup(self) -> float | None:
+        return self.default_ms / self.best_ms if self.default_ms and self.best_ms else None
+
+
+def summarize(db: Database, *, op: str | None = None, soc: str | None = None) -> list[StudySummary]:
+    query = select(StudyRecord).order_by(StudyRecord.op, StudyRecord.case_name, StudyRecord.kernel)
+    if op:
+        query = query.where(StudyRecord.op == op)
+    if soc:
+        query = query.where(StudyRecord.soc == soc)
+    with db.sessions() as session:
+        records = list(session.scalars(query))
+    storage = optuna_storage(db) if records else None
+    out = []
+    for record in records:
+        summary = StudySummary(
+            record.name,
+            record.op,
+            record.kernel,
+            record.case_name,
+            record.soc,
+            record.strategy,
+            record.budget,
+            record.feasible_size,
+            verdict=record.verdict,
+        )
+        for trial in optuna.load_study(study_name=record.name, storage=storage).get_trials(
+            deepcopy=False
+        ):
+            if trial.state == TrialState.COMPLETE:
+                summary.complete += 1
+                if trial.user_attrs.get("config") == record.default_config:
+                    summary.default_ms = trial.value
+                if summary.best_ms is None or trial.value < summary.best_ms:
+                    summary.best_ms, summary.best_config = (
+                        trial.value,
+                        trial.user_attrs.get("config"),
+                    )
+            elif trial.state == TrialState.FAIL:
+                category = trial.user_attrs.get("category", "unknown")
+                if category == "infeasible":
+                    summary.infeasible += 1
+                else:
+                    summary.failures[category] += 1
+        out.append(summary)
+    return out

@@ -1,0 +1,125 @@
+"""`autotune run`: every (kernel, case) study of an op on one soc, with one run record."""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import optuna
+
+from ops import get_op
+from ops.spec import Case, KernelSpec, OpSpec
+from storage import Run, StudyRecord, open_database
+from storage.models import utcnow
+
+from .backends import Backend, get_backend
+from .environment import environment
+from .errors import UserError
+from .search import Plan, Progress, Settings, Study
+from .workers import Worker
+
+
+@dataclass(frozen=True)
+class Selection:
+    spec: OpSpec
+    kernels: list[KernelSpec]
+    cases: list[Case]
+
+
+def select(
+    op: str, backend: Backend, kernels: list[str] | None, cases: list[str] | None
+) -> Selection:
+    """The kernels and cases to tune; unknown names list the valid ones."""
+    spec = get_op(op)
+    chosen_kernels = [spec.kernel(k) for k in kernels] if kernels else list(spec.kernels)
+    kind = "accuracy" if backend.is_interpreter else "performance"  # interpreter-sized on cpu
+    available = spec.cases(kind)
+    if cases:
+        by_name = {c.name: c for c in available}
+        unknown = [c for c in cases if c not in by_name]
+        if unknown:
+            raise UserError(
+                f"unknown case {unknown[0]!r} for {op} on {backend.soc} ({kind} cases); valid: {', '.join(by_name)}"
+            )
+        chosen_cases = [by_name[c] for c in cases]
+    else:
+        chosen_cases = available
+    return Selection(spec, chosen_kernels, chosen_cases)
+
+
+def compile_workers(backend: Backend) -> int:
+    """Compile workers beside the timing worker; none on the interpreter (nothing to compile)."""
+    if backend.is_interpreter:
+        return 0
+    configured = os.environ.get("AUTOTUNE_COMPILE_WORKERS")
+    return int(configured) if configured else min(4, max(1, (os.cpu_count() or 2) // 4))
+
+
+def run(
+    op: str,
+    soc: str,
+    *,
+    kernels: list[str] | None,
+    cases: list[str] | None,
+    trials: int,
+    db_url: str,
+    seed: int,
+    timeout_s: float,
+    on_study: Callable[[Plan], None] | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+) -> list[StudyRecord]:
+    if trials <= 0:
+        raise UserError(f"--trials must be a positive number of trials per study, not {trials}")
+    backend = get_backend(soc)
+    selection = select(op, backend, kernels, cases)
+    db = open_database(db_url)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+    with db.sessions() as session:
+        record = Run(
+            op=op,
+            soc=backend.soc,
+            command=" ".join(sys.argv)[:2000],
+            environment=environment(backend),
+        )
+        session.add(record)
+        session.commit()
+        run_id = record.id
+    settings = Settings(budget=trials, seed=seed, timeout_s=timeout_s)
+    timer = Worker(backend.soc)
+    compilers = [Worker(backend.soc, compile_only=True) for _ in range(compile_workers(backend))]
+    status = "failed"
+    results = []
+    try:
+        for case in selection.cases:
+            for kernel in selection.kernels:
+                plan = Plan.make(
+                    selection.spec,
+                    kernel,
+                    case,
+                    backend.soc,
+                    backend.launch_options,
+                    backend.limits,
+                    trials,
+                )
+                if on_study:
+                    on_study(plan)
+                results.append(
+                    Study(db, plan, settings, run_id, timer, compilers, on_progress).run()
+                )
+        status = "finished"
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
+    finally:
+        for worker in (timer, *compilers):
+            worker.close()
+        with db.sessions() as session:
+            finished = session.get(Run, run_id)
+            finished.status, finished.finished_at = status, utcnow()
+            session.commit()
+        db.engine.dispose()
+    return results

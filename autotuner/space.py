@@ -1,0 +1,126 @@
+"""A kernel's search space on one backend: ordinal axes, Optuna distributions, feasibility."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from optuna.distributions import BaseDistribution, CategoricalDistribution, IntDistribution
+
+from ops.spec import Case, Config, KernelSpec, Tunable
+
+from .backends import DeviceLimits
+
+
+def config_key(config: Config) -> str:
+    """Canonical text of a config: equal configs, equal keys."""
+    return json.dumps(dict(sorted(config.items())), separators=(",", ":"))
+
+
+def _is_pow2_run(values: tuple[int, ...]) -> bool:
+    exps = [math.log2(v) if v > 0 else -1 for v in values]
+    return all(e.is_integer() for e in exps) and exps == list(
+        range(int(exps[0]), int(exps[0]) + len(exps))
+    )
+
+
+def _is_int_run(values: tuple[int, ...]) -> bool:
+    return list(values) == list(range(values[0], values[0] + len(values)))
+
+
+def param_name(tunable: Tunable) -> str:
+    return f"log2_{tunable.name}" if _is_pow2_run(tunable.values) else tunable.name
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    kernel: KernelSpec
+    #: The tunables this backend understands; launch options it does not know are left out.
+    tunables: tuple[Tunable, ...]
+
+    @property
+    def size(self) -> int:
+        return math.prod(len(t.values) for t in self.tunables)
+
+    def restrict(self, config: Config) -> Config:
+        """The part of a config this space searches (e.g. the default without num_stages on Ascend)."""
+        names = {t.name for t in self.tunables}
+        return {k: v for k, v in config.items() if k in names}
+
+    def distributions(self) -> dict[str, BaseDistribution]:
+        """Powers of two as their exponent, runs of integers as integers: both ordinal for TPE."""
+        out: dict[str, BaseDistribution] = {}
+        for t in self.tunables:
+            if _is_pow2_run(t.values):
+                lo = int(math.log2(t.values[0]))
+                out[param_name(t)] = IntDistribution(lo, lo + len(t.values) - 1)
+            elif _is_int_run(t.values):
+                out[t.name] = IntDistribution(t.values[0], t.values[-1])
+            else:
+                out[t.name] = CategoricalDistribution(t.values)
+        return out
+
+    def to_params(self, config: Config) -> dict[str, int]:
+        return {
+            param_name(t): int(math.log2(config[t.name]))
+            if _is_pow2_run(t.values)
+            else config[t.name]
+            for t in self.tunables
+        }
+
+    def from_params(self, params: dict[str, int]) -> Config:
+        return {
+            t.name: 2 ** params[param_name(t)] if _is_pow2_run(t.values) else params[param_name(t)]
+            for t in self.tunables
+        }
+
+    def configs(self) -> Iterable[Config]:
+        names = [t.name for t in self.tunables]
+        for values in itertools.product(*(t.values for t in self.tunables)):
+            yield dict(zip(names, values, strict=True))
+
+    def around(self, configs: list[Config]) -> SearchSpace:
+        """The smallest box of contiguous values per axis that holds `configs`: bounds such as
+        "BLOCK_T no larger than T" become the sampler's domain instead of rejected proposals."""
+        tunables = []
+        for t in self.tunables:
+            used = [t.values.index(c[t.name]) for c in configs]
+            tunables.append(Tunable(t.name, t.values[min(used) : max(used) + 1], t.launch_option))
+        return SearchSpace(self.kernel, tuple(tunables))
+
+    def contains(self, config: Config) -> bool:
+        return all(config.get(t.name) in t.values for t in self.tunables)
+
+    def feasible(self, case: Case, limits: DeviceLimits) -> list[Config]:
+        return [c for c in self.configs() if self.kernel.violation(c, case, limits) is None]
+
+    def position(self, config: Config) -> tuple[int, ...]:
+        return tuple(t.values.index(config[t.name]) for t in self.tunables)
+
+    def neighbors(self, config: Config) -> list[Config]:
+        """Configs one ordinal step away along one axis."""
+        out = []
+        for t in self.tunables:
+            i = t.values.index(config[t.name])
+            for j in (i - 1, i + 1):
+                if 0 <= j < len(t.values):
+                    out.append({**config, t.name: t.values[j]})
+        return out
+
+    def nearest(self, config: Config, candidates: Iterable[Config]) -> Config | None:
+        """The candidate closest to `config` in ordinal steps (ties: first in order)."""
+        here = self.position(config)
+        best, best_distance = None, math.inf
+        for candidate in candidates:
+            distance = sum(abs(a - b) for a, b in zip(self.position(candidate), here, strict=True))
+            if distance < best_distance:
+                best, best_distance = candidate, distance
+        return best
+
+
+def space_for(kernel: KernelSpec, launch_options: frozenset[str]) -> SearchSpace:
+    tunables = tuple(t for t in kernel.tunables if not t.launch_option or t.name in launch_options)
+    return SearchSpace(kernel, tunables)

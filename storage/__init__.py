@@ -1,0 +1,6 @@
+"""Storage: SQLAlchemy 2.0 models and sessions; Optuna's own tables live in the same database."""
+
+from .db import Database, open_database
+from .models import Base, Claim, Run, StudyRecord
+
+__all__ = ["Base", "Claim", "Database", "Run", "StudyRecord", "open_database"]

@@ -1,0 +1,69 @@
+"""Engines and sessions for SQLite (the embedded default) and PostgreSQL, schema by alembic."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import ArgumentError, OperationalError
+from sqlalchemy.orm import Session, sessionmaker
+
+from autotuner.errors import UserError
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+#: Optuna keeps its own alembic history in `alembic_version`; ours lives beside it.
+VERSION_TABLE = "autotune_alembic_version"
+
+
+@dataclass
+class Database:
+    url: str
+    engine: Engine
+    sessions: sessionmaker[Session]
+
+
+def _engine(url: str) -> Engine:
+    try:
+        if url.startswith("sqlite"):
+            engine = sa.create_engine(url, connect_args={"timeout": 60})
+
+            @sa.event.listens_for(engine, "connect")
+            def _sqlite_pragmas(dbapi_connection, _record):  # several processes share one file
+                cursor = dbapi_connection.cursor()
+                cursor.execute("PRAGMA journal_mode=WAL")
+                cursor.execute("PRAGMA foreign_keys=ON")
+                cursor.close()
+
+            return engine
+        return sa.create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
+    except (ArgumentError, ImportError, ValueError) as exc:
+        raise UserError(f"bad database URL {url!r}: {str(exc).splitlines()[0]}") from None
+
+
+def alembic_config(url: str) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    config.set_main_option("version_table", VERSION_TABLE)
+    return config
+
+
+def open_database(url: str) -> Database:
+    """Connect (one-line UserError if unreachable) and bring the schema to the newest revision."""
+    engine = _engine(url)
+    try:
+        with engine.begin() as connection:
+            config = alembic_config(url)
+            config.attributes["connection"] = connection
+            command.upgrade(config, "head")
+    except OperationalError as exc:
+        engine.dispose()
+        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc).splitlines()[0]
+        raise UserError(
+            f"cannot reach the database {sa.engine.make_url(url).render_as_string(hide_password=True)}: {reason}"
+        ) from None
+    return Database(url, engine, sessionmaker(engine, expire_on_commit=False))

@@ -1,0 +1,81 @@
+"""The service's own tables (prefixed `autotune_`, beside Optuna's)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, DateTime, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {dict[str, Any]: JSON, datetime: DateTime(timezone=True)}
+
+
+class Run(Base):
+    """One `autotune run` invocation and the environment its numbers came from."""
+
+    __tablename__ = "autotune_runs"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    op: Mapped[str] = mapped_column(String(128))
+    soc: Mapped[str] = mapped_column(String(64))
+    command: Mapped[str] = mapped_column(String(2000))
+    environment: Mapped[dict[str, Any]]
+    status: Mapped[str] = mapped_column(String(32), default="running")
+    started_at: Mapped[datetime] = mapped_column(default=utcnow)
+    finished_at: Mapped[datetime | None]
+
+
+class StudyRecord(Base):
+    """Our side of one Optuna study: one (op, kernel, case, soc, kernel source) search."""
+
+    __tablename__ = "autotune_studies"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(512), unique=True)
+    op: Mapped[str] = mapped_column(String(128), index=True)
+    kernel: Mapped[str] = mapped_column(String(128))
+    case_name: Mapped[str] = mapped_column(String(256))
+    case: Mapped[dict[str, Any]]  # shape and dtype
+    soc: Mapped[str] = mapped_column(String(64), index=True)
+    source_hash: Mapped[str] = mapped_column(String(64))
+    budget: Mapped[int] = mapped_column(Integer)
+    default_config: Mapped[dict[str, Any]]
+    feasible_size: Mapped[int] = mapped_column(Integer)
+    strategy: Mapped[str] = mapped_column(String(32))  # "exhaustive" or "tpe"
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    #: Outcome of the interleaved re-timing: winner, default, their numbers, beats_default.
+    verdict: Mapped[dict[str, Any] | None]
+    verdict_at: Mapped[datetime | None]
+
+    claims: Mapped[list[Claim]] = relationship(back_populates="study", cascade="all, delete-orphan")
+
+
+class Claim(Base):
+    """A config taken by a worker: at most one per (study, config); `slot` numbers the budget."""
+
+    __tablename__ = "autotune_claims"
+    __table_args__ = (
+        UniqueConstraint("study_id", "config_key", name="uq_claim_config"),
+        UniqueConstraint("study_id", "slot", name="uq_claim_slot"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    study_id: Mapped[int] = mapped_column(
+        ForeignKey("autotune_studies.id", ondelete="CASCADE"), index=True
+    )
+    config_key: Mapped[str] = mapped_column(String(512))
+    #: Position in the trial budget; None for configs rejected by a static constraint.
+    slot: Mapped[int | None] = mapped_column(Integer)
+    state: Mapped[str] = mapped_column(String(32))  # running, complete, failed, infeasible
+    trial_number: Mapped[int | None] = mapped_column(Integer)
+    worker: Mapped[str] = mapped_column(String(256))
+    heartbeat_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    study: Mapped[StudyRecord] = relationship(back_populates="claims")
