@@ -207,7 +207,8 @@ def _summary_table(summaries, title: str) -> Table:
             )
         else:
             verdict_text = "beats default" if verdict["beats_default"] else "default kept"
-            speedup, winner = _fmt(verdict.get("speedup")), _config_text(verdict["winner"])
+            speedup = f"{verdict['speedup']:.2f}x" if verdict.get("speedup") else "-"
+            winner = _config_text(verdict["winner"])
         table.add_row(
             s.kernel, s.case, s.soc, s.strategy,
             f"{s.complete}/{sum(s.failures.values())}/{s.infeasible} of {s.budget}" + (f" ({failures})" if failures else ""),

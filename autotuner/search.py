@@ -324,15 +324,13 @@ class Study:
                 continue
             trial = self.optuna.ask(self.distributions)
             config = self.plan.space.from_params(trial.params)
-            key = config_key(config)
-            if key in self.plan.rejected:
-                misses += 1
-                self._reject(trial, config, self.plan.rejected[key])
-                continue
             claim_id = self.claim(config)
-            if claim_id is None:
+            if claim_id is None:  # measured, rejected or taken by another worker: not again
                 misses += 1
-                trial.set_user_attr("skipped", "already measured or taken by another worker")
+                trial.set_user_attr("config", config)
+                trial.set_user_attr(
+                    "skipped", "already measured, statically rejected or taken by another worker"
+                )
                 self.optuna.tell(trial, state=TrialState.PRUNED)
                 continue
             misses = 0
@@ -347,19 +345,31 @@ class Study:
         claim_id = self.claim(config)
         return Proposal(config, "nearest", claim_id=claim_id) if claim_id is not None else None
 
-    def _reject(self, trial: optuna.trial.Trial, config: Config, reason: str) -> None:
-        """Record a statically infeasible proposal (first time only) without compiling it."""
-        claim_id = self.claim(config, counted=False, state="infeasible")
-        trial.set_user_attr("config", config)
-        trial.set_user_attr("category", "infeasible")
-        trial.set_user_attr("message", reason)
-        if claim_id is None:
-            trial.set_user_attr("skipped", "infeasible, recorded before")
-            self.optuna.tell(trial, state=TrialState.PRUNED)
-            return
-        self.optuna.tell(trial, state=TrialState.FAIL)
-        self.finish_claim(claim_id, "infeasible", trial.number)
-        self.progress.infeasible += 1
+    def record_rejections(self) -> None:
+        """Record, once per study, every config a static constraint excludes, with the reason."""
+        for key, reason in self.plan.rejected.items():
+            config = json.loads(key)
+            claim_id = self.claim(config, counted=False, state="infeasible")
+            if claim_id is None:
+                continue
+            attrs = {
+                "config": config,
+                "category": "infeasible",
+                "message": reason,
+                "run_id": self.run_id,
+                "soc": self.plan.soc,
+            }
+            trial = create_trial(
+                params=self.plan.space.to_params(config),
+                distributions=self.distributions,
+                state=TrialState.FAIL,
+                user_attrs=attrs,
+            )
+            trial_id = self.storage.create_new_trial(self.optuna_id, template_trial=trial)
+            self.finish_claim(
+                claim_id, "infeasible", self.storage.get_trial_number_from_id(trial_id)
+            )
+        self.progress.infeasible = len(self.plan.rejected)
 
     # -- results -----------------------------------------------------------------------------------
     def best_config(self) -> Config | None:
@@ -476,6 +486,7 @@ class Study:
 
     def run(self) -> StudyRecord:
         """Measure until the budget is spent or the space is exhausted, then settle the verdict."""
+        self.record_rejections()
         self._prepare_workers()
         self.progress.used = self.used_slots()
         self.on_progress(self.progress)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
+from filelock import FileLock
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
@@ -52,14 +55,43 @@ def alembic_config(url: str) -> Config:
     return config
 
 
+#: PostgreSQL advisory lock key serializing schema changes of concurrent processes.
+SCHEMA_LOCK = 0x6175746F
+
+
+@contextmanager
+def _schema_lock(engine: Engine) -> Iterator[None]:
+    """One process at a time creates or migrates the schema (ours and Optuna's)."""
+    url = engine.url
+    if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
+        folder = Path(url.database).resolve().parent
+        if not folder.is_dir():
+            raise UserError(f"cannot reach the database {url}: folder {folder} does not exist")
+        with FileLock(f"{url.database}.lock"):
+            yield
+    elif url.get_backend_name() == "postgresql":
+        with engine.connect() as connection:
+            connection.execute(sa.text("SELECT pg_advisory_lock(:key)"), {"key": SCHEMA_LOCK})
+            try:
+                yield
+            finally:
+                connection.execute(sa.text("SELECT pg_advisory_unlock(:key)"), {"key": SCHEMA_LOCK})
+    else:
+        yield
+
+
 def open_database(url: str) -> Database:
     """Connect (one-line UserError if unreachable) and bring the schema to the newest revision."""
+    import optuna
+
     engine = _engine(url)
     try:
-        with engine.begin() as connection:
-            config = alembic_config(url)
-            config.attributes["connection"] = connection
-            command.upgrade(config, "head")
+        with _schema_lock(engine):
+            with engine.begin() as connection:
+                config = alembic_config(url)
+                config.attributes["connection"] = connection
+                command.upgrade(config, "head")
+            optuna.storages.RDBStorage(url).remove_session()  # creates Optuna's tables, once
     except OperationalError as exc:
         engine.dispose()
         reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc).splitlines()[0]

@@ -106,6 +106,42 @@ def test_verify_a_custom_case():
             "error: malformed --shape part 'max_seq_len': expected KEY=INT",
         ),
         (["verify"], "error: name an op with --op, or use --all"),
+        (
+            ["run", "--op", "jagged_dense_flash_attention", "--soc", "cpu", "--kernel", "fwdd"],
+            "error: unknown kernel 'fwdd' for jagged_dense_flash_attention; valid: fwd, bwd_preprocess, bwd_dv_db_dq, bwd_dk",
+        ),
+        (
+            ["run", "--op", "dense_to_jagged", "--soc", "cpu", "--case", "nope"],
+            "error: unknown case 'nope' for dense_to_jagged on cpu (accuracy cases); valid: b1_n8_d16_fp32, ",
+        ),
+        (
+            [
+                "run",
+                "--op",
+                "dense_to_jagged",
+                "--soc",
+                "cpu",
+                "--db",
+                "postgresql+psycopg://nobody@127.0.0.1:5999/none",
+            ],
+            "error: cannot reach the database postgresql+psycopg://nobody@127.0.0.1:5999/none: connection failed",
+        ),
+        (
+            ["run", "--op", "dense_to_jagged", "--soc", "cpu", "--trials", "0"],
+            "error: --trials must be a positive number of trials per study, not 0",
+        ),
+        (
+            ["run", "--op", "dense_to_jagged", "--soc", "cpu", "--trials", "-3"],
+            "error: --trials must be a positive number of trials per study, not -3",
+        ),
+        (
+            ["run", "--op", "dense_to_jagged", "--soc", "950DT"],
+            "error: soc '950DT' needs an Ascend NPU; this machine has: ",
+        ),
+        (
+            ["status", "--db", "sqlite:////no/such/dir/x.db"],
+            "error: cannot reach the database sqlite:////no/such/dir/x.db: folder /no/such/dir does not exist",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args, message):
@@ -122,6 +158,42 @@ def test_lint_command(tree):
     result = autotune("lint", env={"AUTOTUNE_ROOT": str(tree)})
     assert result.returncode == 1
     assert f"{yaml_path}: name is 'wrong', must name the op 'dense_to_jagged'" in result.stdout
+
+
+def test_run_then_status(tmp_path):
+    url = f"sqlite:///{tmp_path / 'a.db'}"
+    result = autotune(
+        "run",
+        "--op",
+        "dense_to_jagged",
+        "--soc",
+        "cpu",
+        "--case",
+        "b1_n8_d16_bf16",
+        "--trials",
+        "4",
+        "--db",
+        url,
+    )
+    assert result.returncode == 0, result.stderr
+    assert (
+        "autotune run --op dense_to_jagged: 1 studies" in result.stdout and "4/0/" in result.stdout
+    )
+    status = autotune("status", "--db", url)
+    assert status.returncode == 0 and "b1_n8_d16_bf16" in status.stdout and "4/0/" in status.stdout
+    assert not (tmp_path / "b.db").exists()
+    bad = autotune(
+        "run",
+        "--op",
+        "dense_to_jagged",
+        "--soc",
+        "cpu",
+        "--kernel",
+        "nope",
+        "--db",
+        f"sqlite:///{tmp_path / 'b.db'}",
+    )
+    assert bad.returncode == 2 and not (tmp_path / "b.db").exists()  # nothing written
 
 
 def test_ops_lists_kernels_and_tunables():

@@ -1,0 +1,262 @@
+"""`autotune run` on the interpreter: trials in SQLite, failures recorded, resume, sharing, Ctrl-C."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import optuna
+import pytest
+from optuna.trial import TrialState
+from sqlalchemy import select
+
+from autotuner import runner
+from autotuner.errors import UserError
+from autotuner.space import config_key
+from ops import all_ops
+from storage import Claim, Run, StudyRecord, open_database
+
+from . import faulty_ops
+from .conftest import ROOT
+
+COPY_OP, COPY_CASE = "jagged_to_padded_dense", "b4_n16_d40_fp32"
+
+
+def tune(db_url, op=COPY_OP, case=COPY_CASE, trials=6, **kw):
+    return runner.run(
+        op,
+        "cpu",
+        kernels=None,
+        cases=[case],
+        trials=trials,
+        db_url=db_url,
+        seed=0,
+        timeout_s=kw.pop("timeout_s", 60.0),
+        **kw,
+    )
+
+
+def trials_of(db_url, name):
+    return optuna.load_study(study_name=name, storage=db_url).get_trials(deepcopy=False)
+
+
+@pytest.fixture
+def db_url(tmp_path):
+    return f"sqlite:///{tmp_path / 'autotune.db'}"
+
+
+def test_a_small_run_records_every_trial(db_url):
+    (record,) = tune(db_url, trials=6)
+    assert record.name.startswith(f"{COPY_OP}/fwd/{COPY_CASE}/cpu/")
+    trials = trials_of(db_url, record.name)
+    measured = [t for t in trials if t.state == TrialState.COMPLETE]
+    assert len(measured) == 6
+    first = min(measured, key=lambda t: t.number)
+    assert first.user_attrs["config"] == {"BLOCK_ROW": 32, "BLOCK_COL": 32, "num_warps": 4}
+    assert first.user_attrs["source"] == "default"
+    for t in measured:
+        attrs = t.user_attrs
+        assert attrs["p20_ms"] <= attrs["median_ms"] <= attrs["p80_ms"] and attrs["n"] >= 3
+        assert t.value == attrs["median_ms"] and attrs["compile_s"] > 0 and attrs["error"] == 0.0
+        assert {"log2_BLOCK_ROW", "log2_BLOCK_COL", "log2_num_warps"} == set(t.params)
+        assert 2 ** t.params["log2_BLOCK_ROW"] == attrs["config"]["BLOCK_ROW"]
+    assert len({config_key(t.user_attrs["config"]) for t in measured}) == 6
+    infeasible = [t for t in trials if t.state == TrialState.FAIL]
+    assert infeasible and all(t.user_attrs["category"] == "infeasible" for t in infeasible)
+    assert all("larger than" in t.user_attrs["message"] for t in infeasible)
+    verdict = record.verdict
+    assert verdict["complete_trials"] == 6 and verdict["default_median_ms"] > 0
+    assert verdict["winner"] in [t.user_attrs["config"] for t in measured]
+    db = open_database(db_url)
+    with db.sessions() as session:
+        run = session.scalars(select(Run)).one()
+        assert (
+            run.status == "finished"
+            and run.environment["soc"] == "cpu"
+            and run.environment["interpreter"]
+        )
+        assert {"torch", "triton", "python", "project_commit", "optuna"} <= set(run.environment)
+        slots = sorted(c.slot for c in session.scalars(select(Claim)) if c.slot is not None)
+    assert slots == list(range(6))
+
+
+def test_resume_adds_only_the_missing_trials(db_url):
+    (first,) = tune(db_url, trials=4)
+    before = {
+        t.number: (t.value, config_key(t.user_attrs["config"]))
+        for t in trials_of(db_url, first.name)
+        if t.state == TrialState.COMPLETE
+    }
+    (second,) = tune(db_url, trials=7)
+    after = {
+        t.number: (t.value, config_key(t.user_attrs["config"]))
+        for t in trials_of(db_url, second.name)
+        if t.state == TrialState.COMPLETE
+    }
+    assert second.name == first.name and len(after) == 7
+    assert all(after[n] == v for n, v in before.items())  # nothing re-measured
+    assert len({key for _, key in after.values()}) == 7
+    tune(db_url, trials=7)
+    assert len([t for t in trials_of(db_url, first.name) if t.state == TrialState.COMPLETE]) == 7
+
+
+@pytest.fixture
+def faulty(tree, monkeypatch):
+    faulty_ops.install(tree)
+    monkeypatch.setenv("AUTOTUNE_OPS_MODULES", "tests.faulty_ops")
+    all_ops.cache_clear()
+    yield faulty_ops.SPEC
+    all_ops.cache_clear()
+
+
+def test_crash_hang_and_wrong_results_are_recorded_failures(db_url, faulty):
+    (record,) = tune(db_url, op=faulty.name, case="n1000", trials=10, timeout_s=8.0)
+    assert record.strategy == "exhaustive"
+    by_block = {
+        t.user_attrs["config"]["BLOCK"]: t
+        for t in trials_of(db_url, record.name)
+        if t.state != TrialState.PRUNED
+    }
+    assert (
+        by_block[faulty_ops.CRASH].state == TrialState.FAIL
+        and by_block[faulty_ops.CRASH].user_attrs["category"] == "crash"
+    )
+    assert by_block[faulty_ops.HANG].user_attrs["category"] == "timeout"
+    wrong = by_block[faulty_ops.WRONG]
+    assert (
+        wrong.user_attrs["category"] == "wrong_result"
+        and "relative error" in wrong.user_attrs["message"]
+    )
+    assert by_block[256].user_attrs["category"] == "infeasible"
+    assert by_block[256].user_attrs["message"] == "BLOCK 256 is excluded by this test"
+    assert {b for b, t in by_block.items() if t.state == TrialState.COMPLETE} == {16, 512}
+    assert record.verdict is not None and record.verdict["complete_trials"] == 2
+
+
+def test_bad_selections(db_url):
+    with pytest.raises(
+        ValueError,
+        match="unknown kernel 'fwdd' for jagged_dense_flash_attention; valid: fwd, bwd_preprocess, bwd_dv_db_dq, bwd_dk",
+    ):
+        runner.run(
+            "jagged_dense_flash_attention",
+            "cpu",
+            kernels=["fwdd"],
+            cases=None,
+            trials=4,
+            db_url=db_url,
+            seed=0,
+            timeout_s=10,
+        )
+    with pytest.raises(
+        UserError,
+        match=r"unknown case 'b9' for jagged_to_padded_dense on cpu \(accuracy cases\); valid: b1_n8_d16_fp32, ",
+    ):
+        runner.run(
+            COPY_OP,
+            "cpu",
+            kernels=None,
+            cases=["b9"],
+            trials=4,
+            db_url=db_url,
+            seed=0,
+            timeout_s=10,
+        )
+    for trials in (0, -3):
+        with pytest.raises(UserError, match="--trials must be a positive number"):
+            runner.run(
+                COPY_OP,
+                "cpu",
+                kernels=None,
+                cases=None,
+                trials=trials,
+                db_url=db_url,
+                seed=0,
+                timeout_s=10,
+            )
+
+
+def autotune(*args, **popen):
+    env = {**os.environ, "COLUMNS": "200"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "autotuner", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        **popen,
+    )
+
+
+def test_two_processes_share_one_study(db_url):
+    args = (
+        "run",
+        "--op",
+        COPY_OP,
+        "--soc",
+        "cpu",
+        "--case",
+        "b6_n33_d7_fp32",
+        "--trials",
+        "8",
+        "--db",
+        db_url,
+        "--quiet",
+    )
+    first, second = autotune(*args), autotune(*args, start_new_session=True)
+    for process in (first, second):
+        out, err = process.communicate(timeout=300)
+        assert process.returncode == 0, err
+    db = open_database(db_url)
+    with db.sessions() as session:
+        (record,) = session.scalars(select(StudyRecord)).all()
+        claims = list(session.scalars(select(Claim).where(Claim.slot.is_not(None))))
+    complete = [t for t in trials_of(db_url, record.name) if t.state == TrialState.COMPLETE]
+    assert len(complete) == 8 and len(claims) == 8
+    assert len({config_key(t.user_attrs["config"]) for t in complete}) == 8
+    assert len({t.user_attrs["worker"] for t in complete}) == 2  # both did some of the work
+
+
+def test_ctrl_c_leaves_the_database_consistent_and_resume_finishes(db_url):
+    args = (
+        "run",
+        "--op",
+        COPY_OP,
+        "--soc",
+        "cpu",
+        "--case",
+        COPY_CASE,
+        "--trials",
+        "30",
+        "--db",
+        db_url,
+        "--quiet",
+    )
+    process = autotune(*args)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        time.sleep(1)
+        try:
+            db = open_database(db_url)
+            with db.sessions() as session:
+                done = [c for c in session.scalars(select(Claim)) if c.state == "complete"]
+            if len(done) >= 3:
+                break
+        except Exception:  # noqa: BLE001 - the schema may not exist yet
+            continue
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "interrupted: the database is consistent" in err
+    with db.sessions() as session:
+        assert all(c.state != "running" for c in session.scalars(select(Claim)))
+        (record,) = session.scalars(select(StudyRecord)).all()
+        assert session.scalars(select(Run)).one().status == "interrupted"
+    assert all(t.state != TrialState.RUNNING for t in trials_of(db_url, record.name))
+    resumed = autotune(*args)
+    resumed.communicate(timeout=300)
+    assert resumed.returncode == 0
+    complete = [t for t in trials_of(db_url, record.name) if t.state == TrialState.COMPLETE]
+    assert len(complete) == 30 and len({config_key(t.user_attrs["config"]) for t in complete}) == 30
