@@ -55,7 +55,7 @@ def compile_workers(backend: Backend) -> int:
     if backend.is_interpreter:
         return 0
     configured = os.environ.get("AUTOTUNE_COMPILE_WORKERS")
-    return int(configured) if configured else min(4, max(1, (os.cpu_count() or 2) // 4))
+    return int(configured) if configured else min(6, max(1, (os.cpu_count() or 2) // 2))
 
 
 def run(

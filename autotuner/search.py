@@ -137,10 +137,8 @@ class Plan:
 class Proposal:
     config: Config
     source: str  # default, neighbour, exhaustive, tpe, nearest
-    trial: optuna.trial.Trial | None = (
-        None  # an asked trial (TPE); fixed configs are added when done
-    )
-    claim_id: int | None = None
+    claim_id: int
+    number: int  # the Optuna trial, created RUNNING when the config was claimed
     compiler: Worker | None = None
 
 
@@ -302,12 +300,16 @@ class Study:
 
     def proposals(self) -> Iterator[Proposal]:
         """Claimed proposals, until the budget is spent or every feasible config is taken."""
+        recorded_rejections = False
         for config, source in self._fixed_order():
-            claim_id = self.claim(config)
-            if claim_id is not None:
-                yield Proposal(config, source, claim_id=claim_id)
+            proposal = self._take(config, source)
+            if proposal is not None:
+                yield proposal
             elif self.used_slots() >= self.settings.budget:
                 return
+            if not recorded_rejections:  # after the default, so that it is trial 0
+                self.record_rejections()
+                recorded_rejections = True
         if self.plan.strategy == "exhaustive":
             return
         feasible_keys = {config_key(c) for c in self.plan.feasible}
@@ -317,14 +319,19 @@ class Study:
             if feasible_keys <= taken:
                 return
             if misses >= MAX_MISSES:
-                proposal = self._nearest_unmeasured(taken)
+                best = self.best_config() or self.plan.default
+                nearest = self.plan.space.nearest(
+                    best, [c for c in self.plan.feasible if config_key(c) not in taken]
+                )
+                proposal = self._take(nearest, "nearest") if nearest else None
                 if proposal is not None:
                     yield proposal
                 misses = 0
                 continue
             trial = self.optuna.ask(self.distributions)
             config = self.plan.space.from_params(trial.params)
-            claim_id = self.claim(config)
+            rejected = config_key(config) in self.plan.rejected
+            claim_id = None if rejected else self.claim(config)
             if claim_id is None:  # measured, rejected or taken by another worker: not again
                 misses += 1
                 trial.set_user_attr("config", config)
@@ -334,16 +341,24 @@ class Study:
                 self.optuna.tell(trial, state=TrialState.PRUNED)
                 continue
             misses = 0
-            yield Proposal(config, "tpe", trial=trial, claim_id=claim_id)
+            trial.set_user_attr("config", config)
+            trial.set_user_attr("source", "tpe")
+            yield Proposal(config, "tpe", claim_id, trial.number)
 
-    def _nearest_unmeasured(self, taken: set[str]) -> Proposal | None:
-        best = self.best_config() or self.plan.default
-        candidates = [c for c in self.plan.feasible if config_key(c) not in taken]
-        config = self.plan.space.nearest(best, candidates)
-        if config is None:
-            return None
+    def _take(self, config: Config, source: str) -> Proposal | None:
+        """Claim a config chosen by us (not the sampler) and open its trial; None if taken."""
         claim_id = self.claim(config)
-        return Proposal(config, "nearest", claim_id=claim_id) if claim_id is not None else None
+        if claim_id is None:
+            return None
+        trial_id = self.storage.create_new_trial(self.optuna_id)
+        params = self.plan.space.to_params(config)
+        for name, distribution in self.distributions.items():
+            self.storage.set_trial_param(
+                trial_id, name, distribution.to_internal_repr(params[name]), distribution
+            )
+        self.storage.set_trial_user_attr(trial_id, "config", config)
+        self.storage.set_trial_user_attr(trial_id, "source", source)
+        return Proposal(config, source, claim_id, self.storage.get_trial_number_from_id(trial_id))
 
     def record_rejections(self) -> None:
         """Record, once per study, every config a static constraint excludes, with the reason."""
@@ -378,10 +393,16 @@ class Study:
             return None
         return dict(min(complete, key=lambda t: t.value).user_attrs["config"])
 
+    def _finish_trial(
+        self, number: int, attrs: dict[str, Any], value: float | None, state: TrialState
+    ) -> None:
+        trial_id = self.storage.get_trial_id_from_study_id_trial_number(self.optuna_id, number)
+        for key, val in attrs.items():
+            self.storage.set_trial_user_attr(trial_id, key, val)
+        self.optuna.tell(number, value, state=state)
+
     def record_result(self, proposal: Proposal, outcome: dict[str, Any]) -> None:
         attrs = {
-            "config": proposal.config,
-            "source": proposal.source,
             "run_id": self.run_id,
             "worker": self.worker_name,
             "soc": self.plan.soc,
@@ -395,25 +416,11 @@ class Study:
             if outcome.get("error") is not None:
                 attrs["error"] = outcome["error"]
             value, state = None, TrialState.FAIL
-        if proposal.trial is not None:
-            for key, val in attrs.items():
-                proposal.trial.set_user_attr(key, val)
-            self.optuna.tell(
-                proposal.trial, value if state == TrialState.COMPLETE else None, state=state
-            )
-            number = proposal.trial.number
-        else:
-            trial = create_trial(
-                params=self.plan.space.to_params(proposal.config),
-                distributions=self.distributions,
-                value=value,
-                state=state,
-                user_attrs=attrs,
-            )
-            trial_id = self.storage.create_new_trial(self.optuna_id, template_trial=trial)
-            number = self.storage.get_trial_number_from_id(trial_id)
+        self._finish_trial(proposal.number, attrs, value, state)
         self.finish_claim(
-            proposal.claim_id, "complete" if state == TrialState.COMPLETE else "failed", number
+            proposal.claim_id,
+            "complete" if state == TrialState.COMPLETE else "failed",
+            proposal.number,
         )
         self._update_progress(proposal, outcome)
 
@@ -486,7 +493,6 @@ class Study:
 
     def run(self) -> StudyRecord:
         """Measure until the budget is spent or the space is exhausted, then settle the verdict."""
-        self.record_rejections()
         self._prepare_workers()
         self.progress.used = self.used_slots()
         self.on_progress(self.progress)
@@ -520,11 +526,8 @@ class Study:
 
     def _abandon(self, proposal: Proposal) -> None:
         """Ctrl-C or an error: free the config so a later run measures it."""
-        if proposal.claim_id is not None:
-            self.release(proposal.claim_id)
-        if proposal.trial is not None:
-            proposal.trial.set_user_attr("category", "interrupted")
-            self.optuna.tell(proposal.trial, state=TrialState.FAIL)
+        self.release(proposal.claim_id)
+        self._finish_trial(proposal.number, {"category": "interrupted"}, None, TrialState.FAIL)
 
     # -- the verdict -------------------------------------------------------------------------------
     def settle(self) -> StudyRecord:

@@ -53,6 +53,7 @@ def test_a_small_run_records_every_trial(db_url):
     measured = [t for t in trials if t.state == TrialState.COMPLETE]
     assert len(measured) == 6
     first = min(measured, key=lambda t: t.number)
+    assert first.number == 0
     assert first.user_attrs["config"] == {"BLOCK_ROW": 32, "BLOCK_COL": 32, "num_warps": 4}
     assert first.user_attrs["source"] == "default"
     for t in measured:
