@@ -112,6 +112,6 @@ class CaseRunner:
         return Outcome(True, timing=timing.as_dict(), compile_s=compile_s, error=error)
 
     def samples(self, config: Config, reps: int) -> list[float]:
-        """`reps` single-call times (ms), for interleaved re-timing."""
+        """At least `reps` single-call times (ms), at least 20 ms of kernel time, for re-timing."""
         self.launch(config)
-        return self.backend.samples(lambda: self.launch(config), reps)
+        return self.backend.samples(lambda: self.launch(config), reps, min_ms=20.0)

@@ -115,11 +115,18 @@ class Backend(ABC):
             n=len(samples),
         )
 
-    def samples(self, fn: Callable[[], Any], reps: int, warmup: int = 3) -> list[float]:
-        """`reps` single-call times (ms) after `warmup` calls, in the order they ran."""
+    def samples(
+        self, fn: Callable[[], Any], reps: int, warmup: int = 3, min_ms: float = 0.0
+    ) -> list[float]:
+        """At least `reps` single-call times (ms) after `warmup` calls, more for a short kernel
+        until they add up to `min_ms`; in the order they ran."""
         for _ in range(warmup):
             fn()
-        return self._elapsed_ms(fn, reps)
+        out = self._elapsed_ms(fn, reps)
+        median = statistics.median(out)
+        if median > 0 and sum(out) < min_ms:
+            out += self._elapsed_ms(fn, min(10 * reps, int((min_ms - sum(out)) / median) + 1))
+        return out
 
     def describe(self) -> str:
         return f"{self.kind}:{self.soc} ({self.device_name})"
