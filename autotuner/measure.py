@@ -75,7 +75,7 @@ class CaseRunner:
         self.inputs = self.spec.make_inputs(case, backend.device)
         self.golden = self.spec.reference(self.inputs)
         self.kernel_inputs = self.spec.kernel_inputs(kernel, self.inputs, self.golden)
-        self.tolerance = self.spec.tolerance[case.dtype]
+        self.tolerance = self.spec.tolerance_for(case)
 
     def launch(self, config: Config) -> dict[str, torch.Tensor]:
         return self.spec.launch(self.kernel.name, self.kernel_inputs, config)

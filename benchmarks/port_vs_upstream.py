@@ -27,9 +27,8 @@ def parts(spec: OpSpec, case: Case, inputs: dict) -> dict[str, tuple[Callable, C
     if spec.name != "jagged_dense_flash_attention":
         return {"all": whole}
     up = load(spec.upstream.file, spec.upstream.sha256)
-    args = [inputs[x] for x in ("q", "k", "v", "attn_bias", "offsets")] + [
-        int(inputs["max_seq_len"])
-    ]
+    args = [inputs[x] for x in ("q", "k", "v", "attn_bias", "offsets")]
+    args += [int(inputs["max_seq_len"]), bool(inputs["allow_tf32"])]
     forward = (
         lambda: spec.launch("fwd", inputs, None),
         lambda: up.jagged_dense_flash_attention_fwd(*args),

@@ -116,6 +116,12 @@ PERFORMANCE_SHAPES = (
 )
 
 
+def uses_tf32(case: Case) -> bool:
+    """fp32 performance cases run as upstream's public `jagged_dense_flash_attention` does
+    (allow_tf32=True); accuracy cases keep strict fp32 dots."""
+    return case.kind == "performance" and case.dtype == "float32"
+
+
 class JaggedDenseFlashAttention(OpSpec):
     name = NAME
     summary = (
@@ -225,6 +231,7 @@ class JaggedDenseFlashAttention(OpSpec):
         out = {name: x.to(dtype).to(device) for name, x in tensors.items()}
         out["offsets"] = offsets.to(device)
         out["max_seq_len"] = torch.tensor(n)
+        out["allow_tf32"] = torch.tensor(uses_tf32(case))
         return out
 
     def reference(self, inputs: Tensors, compute_dtype: torch.dtype = torch.float64) -> Tensors:
@@ -258,6 +265,9 @@ class JaggedDenseFlashAttention(OpSpec):
             "delta": (out.detach() * dout).sum(-1),
         }
 
+    def tolerance_for(self, case: Case) -> float:
+        return 5e-3 if uses_tf32(case) else self.tolerance[case.dtype]
+
     def comparable(self, name: str, tensor: torch.Tensor, inputs: Tensors) -> torch.Tensor:
         if name == "lse":  # undefined for an empty sequence
             offsets = inputs["offsets"].to(tensor.device)
@@ -274,14 +284,15 @@ class JaggedDenseFlashAttention(OpSpec):
             inputs["attn_bias"],
             inputs["offsets"],
             int(inputs["max_seq_len"]),
+            bool(inputs["allow_tf32"]),
         )
         # As the autograd function: the backward reads the forward's unrounded fp32 output.
         out, lse = port.jagged_dense_flash_attention_fwd(
             *args, config=configs.get("fwd"), out_dtype=torch.float32
         )
-        q, k, v, bias, offsets, n = args
+        q, k, v, bias, offsets, n, tf32 = args
         dq, dk, dv, dbias = port.jagged_dense_flash_attention_bwd(
-            q, k, v, out, lse, inputs["dout"], bias, offsets, n, configs=configs
+            q, k, v, out, lse, inputs["dout"], bias, offsets, n, tf32, configs=configs
         )
         return {"out": out.to(q.dtype), "lse": lse, "dq": dq, "dk": dk, "dv": dv, "dbias": dbias}
 
@@ -299,12 +310,12 @@ class JaggedDenseFlashAttention(OpSpec):
             return {}
         up = load(self.upstream.file, self.upstream.sha256)
         q, k, v, bias, offsets = (inputs[x] for x in ("q", "k", "v", "attn_bias", "offsets"))
-        n = int(inputs["max_seq_len"])
-        out, lse = up.jagged_dense_flash_attention_fwd(q, k, v, bias, offsets, n, allow_tf32=False)
+        n, tf32 = int(inputs["max_seq_len"]), bool(inputs["allow_tf32"])
+        out, lse = up.jagged_dense_flash_attention_fwd(q, k, v, bias, offsets, n, allow_tf32=tf32)
         result = {"out": out, "lse": lse}
         if "dq" in produced:
             dq, dk, dv, dbias = up.jagged_dense_flash_attention_bwd(
-                q, k, v, out, lse, inputs["dout"], bias, offsets, n, allow_tf32=False
+                q, k, v, out, lse, inputs["dout"], bias, offsets, n, allow_tf32=tf32
             )
             result.update(dq=dq, dk=dk, dv=dv, dbias=dbias)
         return result
@@ -323,15 +334,15 @@ class JaggedDenseFlashAttention(OpSpec):
     def launch(self, kernel: str, inputs: Tensors, config: Config) -> Tensors:
         port = load_port(NAME)
         q, k, v, bias, offsets = (inputs[x] for x in ("q", "k", "v", "attn_bias", "offsets"))
-        n = int(inputs["max_seq_len"])
+        n, tf32 = int(inputs["max_seq_len"]), bool(inputs["allow_tf32"])
         if kernel == "fwd":
             out, lse = port.jagged_dense_flash_attention_fwd(
-                q, k, v, bias, offsets, n, config=config
+                q, k, v, bias, offsets, n, tf32, config=config
             )
             return {"out": out, "lse": lse}
         if kernel == "bwd_preprocess":
             return {"delta": port.bwd_preprocess(inputs["out"], inputs["dout"], n, config=config)}
-        args = (q, k, v, bias, offsets, n, inputs["dout"], inputs["lse"], inputs["delta"])
+        args = (q, k, v, bias, offsets, n, inputs["dout"], inputs["lse"], inputs["delta"], tf32)
         if kernel == "bwd_dv_db_dq":
             dq, dv, dbias = port.bwd_dv_db_dq(*args, config=config)
             return {"dq": dq, "dv": dv, "dbias": dbias}

@@ -234,6 +234,10 @@ class OpSpec(ABC):
         the second reference where upstream cannot run a dtype.
         """
 
+    def tolerance_for(self, case: Case) -> float:
+        """The tuning gate's tolerance for a case (by dtype unless the op says otherwise)."""
+        return self.tolerance[case.dtype]
+
     def comparable(self, name: str, tensor: torch.Tensor, inputs: Tensors) -> torch.Tensor:
         """The part of an output that is defined (e.g. lse of non-empty sequences only)."""
         return tensor

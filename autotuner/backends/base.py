@@ -94,19 +94,25 @@ class Backend(ABC):
         self,
         fn: Callable[[], Any],
         *,
-        warmup_ms: float = 25.0,
-        rep_ms: float = 100.0,
+        warmup_ms: float = 10.0,
+        rep_ms: float = 60.0,
         min_reps: int = 10,
         max_reps: int = 1000,
     ) -> Timing:
-        """Median, p20 and p80 of `fn` after a warm-up; the first call (compile) is not timed."""
+        """Median, p20 and p80 of `fn` after a warm-up; the first call (compile) is not timed.
+
+        The repetitions fill about `rep_ms` of wall time, the cache flush and the host cover of
+        each repetition included, so a trial costs about what `triton.testing.do_bench` spends.
+        """
         fn()
         self.synchronize()
+        start = time.perf_counter()
         estimate = statistics.median(self._elapsed_ms(fn, 3))
+        wall_per_rep = (time.perf_counter() - start) * 1e3 / 3
         per_call = max(estimate, 1e-3)
         for _ in range(max(1, int(warmup_ms / per_call))):
             fn()
-        reps = min(max_reps, max(min_reps, int(rep_ms / per_call)))
+        reps = min(max_reps, max(min_reps, int(rep_ms / max(wall_per_rep, per_call))))
         samples = sorted(self._elapsed_ms(fn, reps))
         return Timing(
             median_ms=quantile(samples, 0.5),
