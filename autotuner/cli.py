@@ -60,6 +60,16 @@ def _parse_ints(text: str, what: str) -> list[int]:
         raise UserError(f"malformed {what} {text!r}: expected comma-separated integers") from None
 
 
+def _parse_trials(text: str) -> int | float:
+    """`48` -> 48 trials; `25%` -> 0.25 of the feasible configs."""
+    try:
+        return float(text[:-1]) / 100 if text.endswith("%") else int(text)
+    except ValueError:
+        raise UserError(
+            f"malformed --trials {text!r}: a number such as 48, or a share such as 25%"
+        ) from None
+
+
 def _fmt(x: float | None) -> str:
     if x is None:
         return "-"
@@ -227,7 +237,12 @@ def run(
     case: Annotated[
         list[str] | None, typer.Option("--case", help="Only this case (repeatable).")
     ] = None,
-    trials: Annotated[int, typer.Option(help="Measured configs per study (budget).")] = 48,
+    trials: Annotated[
+        str,
+        typer.Option(
+            help="Measured configs per study: a number, or a share of the feasible space such as 25%."
+        ),
+    ] = "48",
     db: Annotated[
         str | None,
         typer.Option(help="Database URL (default: AUTOTUNE_DB, else sqlite:///autotune.db)."),
@@ -263,7 +278,7 @@ def run(
     tasks: dict[str, int] = {}
 
     def on_study(plan) -> None:
-        total = min(trials, len(plan.feasible))
+        total = min(plan.budget, len(plan.feasible))
         tasks[plan.name] = progress.add_task(
             f"{plan.kernel.name} {plan.case.name}", total=total, status=plan.strategy
         )
@@ -281,7 +296,7 @@ def run(
 
     try:
         with progress:
-            records = runner.run(op, soc, kernels=kernel, cases=case, trials=trials, db_url=url, seed=seed,
+            records = runner.run(op, soc, kernels=kernel, cases=case, trials=_parse_trials(trials), db_url=url, seed=seed,
                                  timeout_s=timeout, on_study=on_study, on_progress=on_progress)  # fmt: skip
     except KeyboardInterrupt:
         err_console.print(

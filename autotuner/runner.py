@@ -64,15 +64,17 @@ def run(
     *,
     kernels: list[str] | None,
     cases: list[str] | None,
-    trials: int,
+    trials: int | float,
     db_url: str,
     seed: int,
     timeout_s: float,
     on_study: Callable[[Plan], None] | None = None,
     on_progress: Callable[[Progress], None] | None = None,
 ) -> list[StudyRecord]:
-    if trials <= 0:
-        raise UserError(f"--trials must be a positive number of trials per study, not {trials}")
+    if not (trials > 0 if isinstance(trials, int) else 0 < trials <= 1):
+        raise UserError(
+            f"--trials must be a positive number of trials per study or a share in (0%, 100%], not {trials}"
+        )
     backend = get_backend(soc)
     selection = select(op, backend, kernels, cases)
     db = open_database(db_url)
@@ -88,7 +90,7 @@ def run(
         session.add(record)
         session.commit()
         run_id = record.id
-    settings = Settings(budget=trials, seed=seed, timeout_s=timeout_s)
+    settings = Settings(seed=seed, timeout_s=timeout_s)
     timer = Worker(backend.soc)
     compilers = [Worker(backend.soc, compile_only=True) for _ in range(compile_workers(backend))]
     status = "failed"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import math
 import statistics
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -43,7 +44,6 @@ RETIME_CANDIDATES = 3
 
 @dataclass(frozen=True)
 class Settings:
-    budget: int
     seed: int
     timeout_s: float
     prepare_timeout_s: float = 900.0
@@ -92,6 +92,7 @@ class Plan:
     name: str
     source_hash: str
     strategy: str
+    budget: int  # measured configs (complete or failed), statically rejected ones not counted
 
     @classmethod
     def make(
@@ -102,8 +103,10 @@ class Plan:
         soc: str,
         launch_options: frozenset[str],
         limits: DeviceLimits,
-        budget: int,
+        trials: int | float,
     ) -> Plan:
+        """`trials`: a number of measured configs, or a float in (0, 1]: that share of the
+        feasible configs."""
         space = space_for(kernel, launch_options)
         default = space.restrict(kernel.default(case))
         feasible, rejected = [], {}
@@ -118,6 +121,7 @@ class Plan:
             key: reason for key, reason in rejected.items() if space.contains(json.loads(key))
         }
         source = kernel_source_hash(op, kernel)
+        budget = trials if isinstance(trials, int) else max(1, math.floor(trials * len(feasible)))
         strategy = "exhaustive" if len(feasible) <= budget else "tpe"
         return cls(
             op,
@@ -131,6 +135,7 @@ class Plan:
             study_name(op.name, kernel.name, case, soc, source),
             source,
             strategy,
+            budget,
         )
 
 
@@ -188,7 +193,7 @@ class Study:
         )
         self.optuna_id = self.storage.get_study_id_from_name(plan.name)
         self.optuna.set_user_attr("op", plan.op.name)
-        self.progress = Progress(plan.name, settings.budget)
+        self.progress = Progress(plan.name, plan.budget)
 
     # -- bookkeeping in our tables -------------------------------------------------------------
     def _record(self) -> StudyRecord:
@@ -199,7 +204,7 @@ class Study:
                 record = StudyRecord(
                     name=plan.name, op=plan.op.name, kernel=plan.kernel.name, case_name=plan.case.name,
                     case={"shape": plan.case.shape, "dtype": plan.case.dtype}, soc=plan.soc,
-                    source_hash=plan.source_hash, budget=self.settings.budget, default_config=plan.default,
+                    source_hash=plan.source_hash, budget=self.plan.budget, default_config=plan.default,
                     feasible_size=len(plan.feasible), strategy=plan.strategy,
                 )  # fmt: skip
                 session.add(record)
@@ -210,8 +215,8 @@ class Study:
                     record = session.scalar(
                         select(StudyRecord).where(StudyRecord.name == plan.name)
                     )
-            elif record.budget < self.settings.budget:
-                record.budget = self.settings.budget  # a larger --trials extends the study
+            elif record.budget < self.plan.budget:
+                record.budget = self.plan.budget  # a larger --trials extends the study
                 session.commit()
             assert record is not None
             return record
@@ -247,7 +252,7 @@ class Study:
                 slot = None
                 if counted:
                     slot = self.used_slots()
-                    if slot >= self.settings.budget:
+                    if slot >= self.plan.budget:
                         return None
                 claim = Claim(
                     study_id=self.record.id,
@@ -300,7 +305,7 @@ class Study:
         self.record_rejections()  # after the default, so that it is trial 0
         if self.plan.strategy == "exhaustive":
             for config in self._by_distance_from_default():
-                if self.used_slots() >= self.settings.budget:
+                if self.used_slots() >= self.plan.budget:
                     return
                 proposal = self._take(config, "exhaustive")
                 if proposal is not None:
@@ -308,7 +313,7 @@ class Study:
             return
         feasible_keys = {config_key(c) for c in self.plan.feasible}
         misses = 0
-        while self.used_slots() < self.settings.budget:
+        while self.used_slots() < self.plan.budget:
             taken = self.claimed_keys()
             if feasible_keys <= taken:
                 return

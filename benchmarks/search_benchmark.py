@@ -1,11 +1,13 @@
-"""The search against the exhaustive optimum and against `triton.autotune`, per kernel and case.
+"""The search against the exhaustive optimum and against `triton.autotune`, per kernel.
 
-For each (op:kernel, performance case), on a device, with a cold Triton cache for each phase:
-1. `triton.autotune` over the same feasible config list (a fresh process): its wall time;
-2. `autotune run` with a budget of the whole feasible space (exhaustive): the optimum;
-3. `autotune run` with a budget of `--fraction` of the space: its result, trials and wall time;
-4. the default, the optimum and the search's winner re-timed interleaved in one worker.
-One JSON line per (kernel, case) goes to OUT/search_benchmark.jsonl as soon as it is done.
+For each op:kernel, over its performance cases, on a device, each phase with a cold Triton cache:
+1. `triton.autotune` over the same feasible config list, one fresh process per case;
+2. `autotune run` with every feasible config as budget (exhaustive): the optimum per case;
+3. `autotune run` with `--fraction` of each case's feasible configs: results, trials, wall time;
+4. per case, the default, the optimum, the search's winner and triton.autotune's pick re-timed
+   interleaved in one worker.
+Rows (one per case, then one per kernel with the wall times) are appended to
+OUT/search_benchmark.jsonl as soon as they exist; `--report FILE` renders them as Markdown.
 
     python benchmarks/search_benchmark.py --soc H200 --out OUT \\
         --target jagged_dense_flash_attention:fwd --target jagged_to_padded_dense:fwd
@@ -26,6 +28,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+import optuna
+from optuna.trial import TrialState
+
 from autotuner import runner
 from autotuner.backends import get_backend
 from autotuner.environment import environment
@@ -45,7 +50,7 @@ def plan_for(op: str, kernel: str, case_name: str, soc: str) -> Plan:
     spec = get_op(op)
     case = spec.case(case_name, case_kind(soc))
     return Plan.make(
-        spec, spec.kernel(kernel), case, backend.soc, backend.launch_options, backend.limits, 10**9
+        spec, spec.kernel(kernel), case, backend.soc, backend.launch_options, backend.limits, 1.0
     )
 
 
@@ -61,7 +66,6 @@ def autotune_phase(op: str, kernel: str, case_name: str, soc: str) -> dict[str, 
     inputs = spec.make_inputs(case, backend.device)
     kernel_inputs = spec.kernel_inputs(kernel, inputs, spec.reference(inputs))
     port = load_port(op)
-    jit = getattr(port, spec_kernel.port_kernel)
     tuned = {t.name for t in plan.space.tunables}
     configs = [
         triton.Config(
@@ -71,7 +75,7 @@ def autotune_phase(op: str, kernel: str, case_name: str, soc: str) -> dict[str, 
         )
         for c in plan.feasible
     ]
-    tuner = triton.autotune(configs=configs, key=[])(jit)
+    tuner = triton.autotune(configs=configs, key=[])(getattr(port, spec_kernel.port_kernel))
 
     class Autotuned:  # the launcher's `kernel[grid](...)` goes through triton.autotune instead
         def __getitem__(self, grid):
@@ -95,43 +99,61 @@ def autotune_phase(op: str, kernel: str, case_name: str, soc: str) -> dict[str, 
     return {"wall_s": wall, "configs": len(configs), "picked": picked}
 
 
+def run_autotune_phase(op: str, kernel: str, case_name: str, soc: str) -> dict[str, Any]:
+    """The triton.autotune phase in a fresh process, so it compiles into the cold cache alone."""
+    command = [sys.executable, __file__, "--phase-autotune", op, kernel, case_name, "--soc", soc]
+    completed = subprocess.run(command, capture_output=True, text=True, env=os.environ, check=False)
+    if completed.returncode != 0:
+        raise RuntimeError(f"triton.autotune phase failed: {completed.stderr[-2000:]}")
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
 def tuning_phase(
-    op: str, kernel: str, case_name: str, soc: str, budget: int, db: Path
+    op: str, kernel: str, cases: list[str], soc: str, trials: float, db: Path
 ) -> dict[str, Any]:
+    """One `autotune run` over all cases; per case: its trials, best config and verdict."""
     start = time.perf_counter()
-    (record,) = runner.run(
+    records = runner.run(
         op,
         soc,
         kernels=[kernel],
-        cases=[case_name],
-        trials=budget,
+        cases=cases,
+        trials=trials,
         db_url=f"sqlite:///{db}",
         seed=0,
         timeout_s=300,
     )
     wall = time.perf_counter() - start
-    import optuna
-    from optuna.trial import TrialState
-
-    trials = optuna.load_study(study_name=record.name, storage=f"sqlite:///{db}").get_trials(
-        deepcopy=False
-    )
-    complete = [t for t in trials if t.state == TrialState.COMPLETE]
-    failed = [
-        t
-        for t in trials
-        if t.state == TrialState.FAIL and t.user_attrs.get("category") != "infeasible"
-    ]
-    best = min(complete, key=lambda t: t.value)
-    return {
-        "wall_s": wall,
-        "measured": len(complete) + len(failed),
-        "failed": len(failed),
-        "best": best.user_attrs["config"],
-        "best_ms": best.value,
-        "verdict": record.verdict,
-        "compile_s_total": sum(t.user_attrs.get("compile_s", 0.0) for t in complete + failed),
-    }
+    per_case = {}
+    for record in records:
+        trials_ = optuna.load_study(study_name=record.name, storage=f"sqlite:///{db}").get_trials(
+            deepcopy=False
+        )
+        complete = [t for t in trials_ if t.state == TrialState.COMPLETE]
+        failed = [
+            t
+            for t in trials_
+            if t.state == TrialState.FAIL and t.user_attrs.get("category") != "infeasible"
+        ]
+        best = min(complete, key=lambda t: t.value)
+        per_case[record.case_name] = {
+            "measured": len(complete) + len(failed),
+            "budget": record.budget,
+            "failed": dict(
+                sorted(
+                    (c, sum(t.user_attrs.get("category") == c for t in failed))
+                    for c in {t.user_attrs.get("category") for t in failed}
+                )
+            ),
+            "best": best.user_attrs["config"],
+            "best_ms": best.value,
+            "verdict": record.verdict,
+            "table": sorted(
+                ([t.user_attrs["config"], t.value] for t in complete), key=lambda row: row[1]
+            ),
+            "order": [t.user_attrs["config"] for t in sorted(complete, key=lambda t: t.number)],
+        }
+    return {"wall_s": wall, "cases": per_case}
 
 
 def retime(
@@ -164,77 +186,124 @@ def cold_cache(out: Path, tag: str) -> None:
     os.environ["TRITON_CACHE_DIR"] = str(path)
 
 
-def run_autotune_phase(op: str, kernel: str, case_name: str, soc: str) -> dict[str, Any]:
-    """The triton.autotune phase in a fresh process, so it compiles into the cold cache alone."""
-    command = [sys.executable, __file__, "--phase-autotune", op, kernel, case_name, "--soc", soc]
-    completed = subprocess.run(command, capture_output=True, text=True, env=os.environ, check=False)
-    if completed.returncode != 0:
-        raise RuntimeError(f"triton.autotune phase failed: {completed.stderr[-2000:]}")
-    return json.loads(completed.stdout.strip().splitlines()[-1])
-
-
-def benchmark(
-    op: str, kernel: str, case_name: str, soc: str, fraction: float, out: Path
-) -> dict[str, Any]:
-    plan = plan_for(op, kernel, case_name, soc)
-    size = len(plan.feasible)
-    tag = f"{op}-{kernel}-{case_name}"
-    cold_cache(out, f"{tag}-triton")
-    if get_backend(soc).is_interpreter:  # triton.autotune needs a device driver
-        autotuned = {
-            "wall_s": math.nan,
-            "configs": size,
-            "picked": plan.default,
-            "skipped": "interpreter",
-        }
-    else:
-        autotuned = run_autotune_phase(op, kernel, case_name, soc)
+def benchmark_kernel(
+    op: str, kernel: str, cases: list[str], soc: str, fraction: float, out: Path, sink
+) -> None:
+    tag = f"{op}-{kernel}"
+    interpreter = get_backend(soc).is_interpreter
+    autotuned: dict[str, dict[str, Any]] = {}
+    for case in cases:
+        cold_cache(out, f"{tag}-{case}-triton")
+        if interpreter:  # triton.autotune needs a device driver
+            plan = plan_for(op, kernel, case, soc)
+            autotuned[case] = {
+                "wall_s": math.nan,
+                "configs": len(plan.feasible),
+                "picked": plan.default,
+                "skipped": "interpreter",
+            }
+        else:
+            autotuned[case] = run_autotune_phase(op, kernel, case, soc)
     cold_cache(out, f"{tag}-exhaustive")
-    exhaustive = tuning_phase(op, kernel, case_name, soc, size, out / f"{tag}-exhaustive.db")
+    exhaustive = tuning_phase(op, kernel, cases, soc, 1.0, out / f"{tag}-exhaustive.db")
     cold_cache(out, f"{tag}-search")
-    budget = max(1, math.floor(fraction * size))
-    search = tuning_phase(op, kernel, case_name, soc, budget, out / f"{tag}-search.db")
-    winner = search["verdict"]["winner"]
-    times = retime(
-        op,
-        kernel,
-        case_name,
-        soc,
-        {
-            "default": plan.default,
-            "optimum": exhaustive["best"],
-            "search": winner,
-            "triton_autotune": autotuned["picked"],
+    search = tuning_phase(op, kernel, cases, soc, fraction, out / f"{tag}-search.db")
+    for case in cases:
+        ex, se, at = exhaustive["cases"][case], search["cases"][case], autotuned[case]
+        default = plan_for(op, kernel, case, soc).default
+        times = retime(
+            op,
+            kernel,
+            case,
+            soc,
+            {
+                "default": default,
+                "optimum": ex["best"],
+                "search": se["verdict"]["winner"],
+                "triton_autotune": at["picked"],
+            },
+        )
+        row = {
+            "op": op, "kernel": kernel, "case": case, "space": ex["measured"], "default": default,
+            "triton_autotune": at, "exhaustive": ex, "search": se, "retimed_ms": times,
+            "search_fraction_of_optimum": times["optimum"] / times["search"],
+            "search_speedup_over_default": times["default"] / times["search"],
+            "optimum_speedup_over_default": times["default"] / times["optimum"],
+            "evaluated_fraction": se["measured"] / ex["measured"],
+        }  # fmt: skip
+        sink.write(json.dumps(row) + "\n")
+        sink.flush()
+        print(f"{op}:{kernel} {case}: space {row['space']}, search {se['measured']} trials ({row['evaluated_fraction']:.0%}), "
+              f"{row['search_fraction_of_optimum']:.1%} of optimum, {row['search_speedup_over_default']:.2f}x default "
+              f"(optimum {row['optimum_speedup_over_default']:.2f}x)", flush=True)  # fmt: skip
+    autotune_wall = sum(a["wall_s"] for a in autotuned.values())
+    summary = {
+        "op": op,
+        "kernel": kernel,
+        "cases": cases,
+        "wall_s": {
+            "triton_autotune": autotune_wall,
+            "exhaustive": exhaustive["wall_s"],
+            "search": search["wall_s"],
         },
+    }
+    summary["wall_ratio_search_vs_triton_autotune"] = (
+        search["wall_s"] / autotune_wall if autotune_wall else math.nan
     )
-    return {
-        "op": op, "kernel": kernel, "case": case_name, "space": size, "default": plan.default,
-        "triton_autotune": autotuned, "exhaustive": exhaustive, "search": search, "retimed_ms": times,
-        "search_fraction_of_optimum": times["optimum"] / times["search"],
-        "search_speedup_over_default": times["default"] / times["search"],
-        "optimum_speedup_over_default": times["default"] / times["optimum"],
-        "evaluated_fraction": search["measured"] / size,
-        "wall_ratio_search_vs_triton_autotune": search["wall_s"] / autotuned["wall_s"],
-    }  # fmt: skip
+    sink.write(json.dumps({"kernel_summary": summary}) + "\n")
+    sink.flush()
+    print(
+        f"{op}:{kernel}: tuning wall {search['wall_s']:.0f} s (autotune run) vs {autotune_wall:.0f} s (triton.autotune): {summary['wall_ratio_search_vs_triton_autotune']:.2f}",
+        flush=True,
+    )
+
+
+def report(path: Path) -> str:
+    """Markdown tables of a search_benchmark.jsonl."""
+    rows, kernels, headers = [], [], []
+    for line in path.read_text().splitlines():
+        record = json.loads(line)
+        if "header" in record:
+            headers.append(record["header"])
+        elif "kernel_summary" in record:
+            kernels.append(record["kernel_summary"])
+        elif "op" in record:
+            rows.append(record)
+    text = "| op:kernel | case | space | search trials | search / optimum | default ms | optimum ms | search ms | triton.autotune pick ms | verdict |\n|---|---|---|---|---|---|---|---|---|---|\n"
+    for r in rows:
+        t, verdict = r["retimed_ms"], r["search"]["verdict"]
+        text += (f"| {r['op']}:{r['kernel']} | {r['case']} | {r['space']} | {r['search']['measured']} ({r['evaluated_fraction']:.0%}) | "
+                 f"{r['search_fraction_of_optimum']:.1%} | {t['default']:.4f} | {t['optimum']:.4f} | {t['search']:.4f} | {t['triton_autotune']:.4f} | "
+                 f"{'beats default' if verdict['beats_default'] else 'default kept'} |\n")  # fmt: skip
+    fractions = [r["search_fraction_of_optimum"] for r in rows]
+    evaluated = [r["evaluated_fraction"] for r in rows]
+    if rows:
+        text += f"\nMedian over cases: search at {statistics.median(fractions):.1%} of the optimum with {statistics.median(evaluated):.0%} of the space evaluated; worst case {min(fractions):.1%}; slower than the default in {sum(r['search_speedup_over_default'] < 1 for r in rows)} case(s) (re-timed medians).\n"
+    text += "\n| op:kernel | cases | triton.autotune s | autotune run (search) s | ratio | exhaustive s |\n|---|---|---|---|---|---|\n"
+    for k in kernels:
+        w = k["wall_s"]
+        text += f"| {k['op']}:{k['kernel']} | {len(k['cases'])} | {w['triton_autotune']:.0f} | {w['search']:.0f} | {k['wall_ratio_search_vs_triton_autotune']:.2f} | {w['exhaustive']:.0f} |\n"
+    return text
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--soc", required=True)
+    parser.add_argument("--soc")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--target", action="append", default=[], help="op:kernel")
     parser.add_argument("--case", action="append", help="only these performance cases")
     parser.add_argument("--fraction", type=float, default=0.25)
-    parser.add_argument(
-        "--deadline-s", type=float, default=float("inf"), help="start nothing new after this"
-    )
     parser.add_argument("--phase-autotune", nargs=3, metavar=("OP", "KERNEL", "CASE"))
     parser.add_argument(
         "--smoke",
         action="store_true",
         help="allow the interpreter: checks the script, times mean nothing",
     )
+    parser.add_argument("--report", type=Path, help="print Markdown tables of this jsonl and exit")
     args = parser.parse_args()
+    if args.report:
+        print(report(args.report))
+        return
     if args.phase_autotune:
         print(json.dumps(autotune_phase(*args.phase_autotune, args.soc)))
         return
@@ -242,42 +311,25 @@ def main() -> None:
     if backend.is_interpreter and not args.smoke:
         raise SystemExit("interpreter times are not performance numbers; run this on a device")
     args.out.mkdir(parents=True, exist_ok=True)
-    began = time.monotonic()
     with (args.out / "search_benchmark.jsonl").open("a") as sink:
         header = {
             "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             "environment": environment(backend),
             "command": " ".join(sys.argv),
         }
-        sink.write(json.dumps({"header": header}) + "\n")
         if args.smoke:
-            sink.write(
-                json.dumps(
-                    {
-                        "smoke": "interpreter run: checks the script only, the times are not performance"
-                    }
-                )
-                + "\n"
+            header["smoke"] = (
+                "interpreter run: checks the script only, the times are not performance"
             )
+        sink.write(json.dumps({"header": header}) + "\n")
         for target in args.target:
             op, kernel = target.split(":")
-            for case in get_op(op).cases(case_kind(args.soc)):
-                if args.case and case.name not in args.case:
-                    continue
-                if time.monotonic() - began > args.deadline_s:
-                    print(f"deadline: skipped {target} {case.name}", flush=True)
-                    continue
-                row = benchmark(op, kernel, case.name, args.soc, args.fraction, args.out)
-                sink.write(json.dumps(row) + "\n")
-                sink.flush()
-                print(
-                    f"{op}:{kernel} {case.name}: space {row['space']}, search {row['search']['measured']} trials "
-                    f"({row['evaluated_fraction']:.0%}), {row['search_fraction_of_optimum']:.1%} of optimum, "
-                    f"{row['search_speedup_over_default']:.2f}x default (optimum {row['optimum_speedup_over_default']:.2f}x), "
-                    f"wall {row['search']['wall_s']:.0f}s vs triton.autotune {row['triton_autotune']['wall_s']:.0f}s "
-                    f"({row['wall_ratio_search_vs_triton_autotune']:.2f})",
-                    flush=True,
-                )
+            cases = [
+                c.name
+                for c in get_op(op).cases(case_kind(args.soc))
+                if not args.case or c.name in args.case
+            ]
+            benchmark_kernel(op, kernel, cases, args.soc, args.fraction, args.out, sink)
 
 
 if __name__ == "__main__":

@@ -128,11 +128,19 @@ def test_verify_a_custom_case():
         ),
         (
             ["run", "--op", "dense_to_jagged", "--soc", "cpu", "--trials", "0"],
-            "error: --trials must be a positive number of trials per study, not 0",
+            "error: --trials must be a positive number of trials per study or a share in (0%, 100%], not 0",
         ),
         (
             ["run", "--op", "dense_to_jagged", "--soc", "cpu", "--trials", "-3"],
-            "error: --trials must be a positive number of trials per study, not -3",
+            "error: --trials must be a positive number of trials per study or a share in (0%, 100%], not -3",
+        ),
+        (
+            ["run", "--op", "dense_to_jagged", "--soc", "cpu", "--trials", "150%"],
+            "error: --trials must be a positive number of trials per study or a share in (0%, 100%], not 1.5",
+        ),
+        (
+            ["run", "--op", "dense_to_jagged", "--soc", "cpu", "--trials", "many"],
+            "error: malformed --trials 'many'",
         ),
         (
             ["run", "--op", "dense_to_jagged", "--soc", "950DT"],

@@ -261,3 +261,12 @@ def test_ctrl_c_leaves_the_database_consistent_and_resume_finishes(db_url):
     assert resumed.returncode == 0
     complete = [t for t in trials_of(db_url, record.name) if t.state == TrialState.COMPLETE]
     assert len(complete) == 30 and len({config_key(t.user_attrs["config"]) for t in complete}) == 30
+
+
+def test_a_share_of_the_space_as_budget(db_url):
+    (record,) = tune(db_url, trials=0.25)
+    assert record.budget == int(0.25 * record.feasible_size) and record.strategy == "tpe"
+    measured = [t for t in trials_of(db_url, record.name) if t.state == TrialState.COMPLETE]
+    assert len(measured) == record.budget
+    sources = [t.user_attrs["source"] for t in sorted(measured, key=lambda t: t.number)]
+    assert sources[0] == "default" and "local" in sources
