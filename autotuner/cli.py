@@ -333,6 +333,139 @@ def status(
 
 
 @app.command()
+def freeze(
+    op: Annotated[str, typer.Option("--op", help="The op to freeze.")],
+    soc: Annotated[str, typer.Option("--soc", help="The soc whose winners are frozen.")],
+    label: Annotated[
+        str | None,
+        typer.Option(help="Round label, e.g. M1 or M2 (default: the last one, else M1)."),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the diff, write nothing.")
+    ] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="Freeze studies with fewer completed trials than the minimum."
+        ),
+    ] = False,
+    db: Annotated[
+        str | None,
+        typer.Option(help="Database URL (default: AUTOTUNE_DB, else sqlite:///autotune.db)."),
+    ] = None,
+) -> None:
+    """Write each study's verified winner into the kernel file, the performance json and frozen_configs/."""
+    from ops import get_op
+    from storage import open_database
+
+    from .freeze import freeze as run_freeze
+    from .settings import settings
+    from .socs import KNOWN_SOCS
+
+    spec = get_op(op)
+    if soc not in KNOWN_SOCS:
+        raise UserError(f"unknown soc {soc!r}; known socs: {', '.join(KNOWN_SOCS)}")
+    result = run_freeze(
+        open_database(db or settings().db), spec, soc, label=label, dry_run=dry_run, force=force
+    )
+    if dry_run:
+        console.print(result.diff() or "no change", markup=False, highlight=False, soft_wrap=True)
+        return
+    console.print(
+        f"froze {len(result.entries)} (kernel, case) winners of {op} on {soc} as {result.label}"
+    )
+    for path in result.changed:
+        console.print(f"  wrote {path}", markup=False, highlight=False)
+    if not result.changed:
+        console.print("  nothing changed")
+    if result.untuned:
+        console.print(
+            f"  not tuned on {soc} (launchers use the nearest frozen case or the default): {', '.join(result.untuned)}"
+        )
+    if result.version_recorded:
+        console.print(f"  recorded frozen version {result.label} in the database")
+
+
+@app.command()
+def show(
+    op: Annotated[str, typer.Option("--op", help="The op.")],
+    soc: SocOption = None,
+    db: Annotated[
+        str | None,
+        typer.Option(
+            help="Database URL for the history (default: AUTOTUNE_DB, else sqlite:///autotune.db)."
+        ),
+    ] = None,
+) -> None:
+    """The frozen table of an op (from its performance json) and its history across labels."""
+    from ops import get_op
+    from storage import open_database
+
+    from .paths import performance_json
+    from .performance_json import frozen_sections, read
+    from .settings import settings
+    from .show import history_rows
+
+    spec = get_op(op)
+    sections = frozen_sections(read(performance_json(op)))
+    table = Table(title=f"{op}: frozen configs")
+    for column in (
+        "soc",
+        "label",
+        "kernel",
+        "case",
+        "config",
+        "median ms",
+        "p20-p80 ms",
+        "default ms",
+        "speedup",
+        "GPU baseline ms",
+        "ratio to GPU",
+    ):
+        table.add_column(
+            column,
+            justify="right" if "ms" in column or column in ("speedup", "ratio to GPU") else "left",
+        )
+    rows = 0
+    for case_name, by_soc in sections.items():
+        for soc_name, section in sorted(by_soc.items()):
+            if soc and soc_name != soc:
+                continue
+            for kernel, entry in section["kernels"].items():
+                baseline = entry.get("gpu_baseline_ms")
+                band = f"{_fmt(entry.get('p20_ms'))}-{_fmt(entry.get('p80_ms'))}"
+                speedup = (
+                    f"{entry['speedup_over_default']:.2f}x"
+                    if entry.get("speedup_over_default")
+                    else "-"
+                )
+                ratio = f"{entry['median_ms'] / baseline:.2f}" if baseline else "-"
+                table.add_row(
+                    soc_name,
+                    section["label"],
+                    kernel,
+                    case_name,
+                    _config_text(entry["config"]),
+                    _fmt(entry["median_ms"]),
+                    band,
+                    _fmt(entry.get("default_ms")),
+                    speedup,
+                    _fmt(baseline),
+                    ratio,
+                )
+                rows += 1
+    console.print(table if rows else f"{op}: nothing frozen" + (f" on {soc}" if soc else ""))
+    history = history_rows(open_database(db or settings().db), spec.name, soc)
+    if history:
+        past = Table(title=f"{op}: frozen versions")
+        for column in ("soc", "label", "frozen at", "entries", "geomean speedup over default"):
+            past.add_column(column)
+        for row in history:
+            past.add_row(*row)
+        console.print(past)
+
+
+@app.command()
 def lint(
     path: Annotated[Path | None, typer.Argument(help="An op folder or a folder of them.")] = None,
 ) -> None:

@@ -30,8 +30,16 @@ def read(path: Path) -> dict[str, Any]:
     return data
 
 
-def render(spec: OpSpec, frozen: dict[str, dict[str, Any]] | None = None) -> str:
-    """The document for the spec's performance cases; `frozen` maps case name -> soc -> entry."""
+def render(
+    spec: OpSpec,
+    frozen: dict[str, dict[str, Any]] | None = None,
+    extra: dict[str, dict[str, Any]] | None = None,
+) -> str:
+    """The document for the spec's performance cases; `frozen` maps case name -> soc -> entry.
+
+    Frozen cases outside the performance list (e.g. the interpreter's cases, frozen on `cpu`)
+    go to `extra_cases`, described by `extra` (case name -> shape and dtype).
+    """
     frozen = frozen or {}
     cases = [
         {
@@ -50,13 +58,29 @@ def render(spec: OpSpec, frozen: dict[str, dict[str, Any]] | None = None) -> str
         "inputs": list(spec.input_names),
         "cases": cases,
     }
+    if extra:
+        document["extra_cases"] = [
+            {"name": name, **info, "frozen": frozen.get(name, {})}
+            for name, info in sorted(extra.items())
+        ]
     return json.dumps(document, indent=2, sort_keys=False) + "\n"
+
+
+def _all_cases(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        c
+        for c in [*data["cases"], *data.get("extra_cases", [])]
+        if isinstance(c, dict) and "name" in c
+    ]
 
 
 def frozen_sections(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """case name -> soc -> frozen entry, as currently written."""
+    return {c["name"]: dict(c.get("frozen") or {}) for c in _all_cases(data)}
+
+
+def extra_cases(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Shape and dtype of the frozen cases outside the performance list."""
     return {
-        c["name"]: dict(c.get("frozen") or {})
-        for c in data["cases"]
-        if isinstance(c, dict) and "name" in c
+        c["name"]: {"shape": c["shape"], "dtype": c["dtype"]} for c in data.get("extra_cases", [])
     }

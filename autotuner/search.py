@@ -29,6 +29,7 @@ from storage import Claim, Database, StudyRecord
 from storage.models import utcnow
 
 from .backends import DeviceLimits
+from .backends.base import quantile
 from .errors import UserError
 from .paths import port_file
 from .space import SearchSpace, config_key, space_for
@@ -65,6 +66,16 @@ def kernel_source_hash(op: OpSpec, kernel: KernelSpec) -> str:
             )
             return hashlib.sha256((decorators + text).encode()).hexdigest()
     raise UserError(f"{path}: no function {kernel.port_kernel} (kernel {kernel.name} of {op.name})")
+
+
+def _stats(samples: list[float]) -> dict[str, float | int]:
+    ordered = sorted(samples)
+    return {
+        "median_ms": quantile(ordered, 0.5),
+        "p20_ms": quantile(ordered, 0.2),
+        "p80_ms": quantile(ordered, 0.8),
+        "n": len(ordered),
+    }
 
 
 def optuna_storage(db: Database) -> optuna.storages.RDBStorage:
@@ -578,19 +589,14 @@ class Study:
                 except WorkerLost:
                     self._prepare_one(self.timer)
         summary = [
-            {
-                "config": c,
-                "trial": t.number,
-                "median_ms": statistics.median(samples[config_key(c)]),
-                "n": len(samples[config_key(c)]),
-            }
+            {"config": c, "trial": t.number, **_stats(samples[config_key(c)])}
             for c, t in zip(
                 configs, ([default_trial] if default_trial else []) + candidates, strict=True
             )
             if samples[config_key(c)]
         ]
         verdict: dict[str, Any] = {
-            "method": f"{rounds} interleaved rounds of {reps} timed calls; a winner must be >= {self.settings.min_gain:.0%} faster than the default with a one-sided Mann-Whitney p < {self.settings.alpha}",
+            "method": f"{rounds} interleaved rounds of >= {reps} timed calls; a winner must be >= {self.settings.min_gain:.0%} faster than the default with a one-sided Mann-Whitney p < {self.settings.alpha}",
             "complete_trials": len(complete),
             "retimed": summary,
             "default_config": default,

@@ -79,3 +79,19 @@ class Claim(Base):
     heartbeat_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     study: Mapped[StudyRecord] = relationship(back_populates="claims")
+
+
+class FrozenVersion(Base):
+    """One `autotune freeze` of an op on a soc that changed something: its label and numbers."""
+
+    __tablename__ = "autotune_frozen_versions"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    op: Mapped[str] = mapped_column(String(128), index=True)
+    soc: Mapped[str] = mapped_column(String(64), index=True)
+    label: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    #: sha256 of `entries`: a freeze that would record the same entries again records nothing.
+    content_hash: Mapped[str] = mapped_column(String(64))
+    #: Per (kernel, case): config, median/p20/p80/n, default time, study, trial, environment.
+    entries: Mapped[dict[str, Any]]

@@ -1,0 +1,261 @@
+"""`autotune freeze`: each (kernel, case) study's verified winner becomes a fixed config.
+
+Three files change together, each written atomically under one lock: the generated block of
+`npu_atk_test/<op>.py`, `npu_atk_test/<op>_performance.json` and `frozen_configs/<soc>/<op>.json`;
+and a frozen version is recorded in the database when anything changed. Every file's new text is
+computed and checked before the first one is written, so bad input writes nothing.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import optuna
+from filelock import FileLock
+from optuna.trial import TrialState
+from sqlalchemy import select
+
+from ops.spec import OpSpec
+from storage import Database, FrozenVersion, Run, StudyRecord
+
+from . import performance_json
+from .errors import UserError
+from .generated_block import read_frozen, replace_block
+from .paths import atk_dir, frozen_configs_file, port_file, project_root
+from .paths import performance_json as performance_json_path
+from .search import kernel_source_hash, optuna_storage, study_name
+from .socs import CPU
+
+#: A study needs this many completed trials (or its whole feasible space) before it is frozen;
+#: `--force` freezes it anyway.
+MIN_COMPLETED_TRIALS = 8
+
+
+@dataclass
+class Entry:
+    """One frozen (kernel, case) with the numbers that justify it."""
+
+    kernel: str
+    case: str
+    dtype: str
+    shape: dict[str, int]
+    config: dict[str, int]
+    numbers: dict[str, Any]  # median/p20/p80/n, default time and config, speedup, provenance
+
+    def block_entry(self) -> dict[str, Any]:
+        return {"case": self.case, "dtype": self.dtype, "shape": self.shape, "config": self.config}
+
+
+@dataclass
+class FreezeResult:
+    label: str
+    entries: list[Entry]
+    untuned: list[str]  # "kernel case" pairs without a study for the current kernel source
+    changed: dict[Path, tuple[str, str]] = field(default_factory=dict)  # path -> (old, new)
+    version_recorded: bool = False
+
+    def diff(self) -> str:
+        root = project_root().resolve()
+        out = []
+        for path, (old, new) in self.changed.items():
+            resolved = path.resolve()
+            name = resolved.relative_to(root) if resolved.is_relative_to(root) else path
+            out.append(
+                "".join(
+                    difflib.unified_diff(
+                        old.splitlines(True), new.splitlines(True), f"a/{name}", f"b/{name}"
+                    )
+                )
+            )
+        return "".join(out)
+
+
+def _cases(spec: OpSpec, soc: str):
+    return spec.cases("accuracy" if soc == CPU else "performance")
+
+
+def collect(db: Database, spec: OpSpec, soc: str, force: bool) -> tuple[list[Entry], list[str]]:
+    """The winners of the studies of the current kernel sources on this soc."""
+    storage = optuna_storage(db)
+    entries, untuned = [], []
+    with db.sessions() as session:
+        for kernel in spec.kernels:
+            source = kernel_source_hash(spec, kernel)
+            for case in _cases(spec, soc):
+                name = study_name(spec.name, kernel.name, case, soc, source)
+                record = session.scalar(select(StudyRecord).where(StudyRecord.name == name))
+                if record is None:
+                    untuned.append(f"{kernel.name} {case.name}")
+                    continue
+                entries.append(_entry(session, storage, record, kernel.name, case, force))
+    if not entries:
+        raise UserError(
+            f"nothing to freeze: no study of {spec.name} on {soc} for the current kernel sources (run `autotune run --op {spec.name} --soc {soc}` first)"
+        )
+    return entries, untuned
+
+
+def _entry(session, storage, record: StudyRecord, kernel: str, case, force: bool) -> Entry:
+    verdict = record.verdict
+    if not verdict:
+        raise UserError(
+            f"study {record.name} has no verified winner yet (its budget is not spent); finish it with `autotune run` first"
+        )
+    complete = [
+        t
+        for t in optuna.load_study(study_name=record.name, storage=storage).get_trials(
+            deepcopy=False
+        )
+        if t.state == TrialState.COMPLETE
+    ]
+    needed = min(MIN_COMPLETED_TRIALS, record.feasible_size)
+    if len(complete) < needed and not force:
+        raise UserError(
+            f"study {record.name} has {len(complete)} completed trials, fewer than the minimum {needed}; tune more or freeze with --force"
+        )
+    winner = next((t for t in complete if t.number == verdict["winner_trial"]), None)
+    retimed = next((r for r in verdict["retimed"] if r["config"] == verdict["winner"]), None)
+    run_id = winner.user_attrs.get("run_id") if winner else None
+    run = session.get(Run, run_id) if run_id else None
+    numbers = {
+        "median_ms": retimed["median_ms"] if retimed else verdict["winner_median_ms"],
+        "p20_ms": retimed.get("p20_ms") if retimed else None,
+        "p80_ms": retimed.get("p80_ms") if retimed else None,
+        "n": retimed["n"] if retimed else None,
+        "default_config": record.default_config,
+        "default_ms": verdict.get("default_median_ms"),
+        "speedup_over_default": verdict.get("speedup"),
+        "beats_default": verdict["beats_default"],
+        "gpu_baseline_ms": None,
+        "study": record.name,
+        "trial": verdict["winner_trial"],
+        "completed_trials": len(complete),
+        "tuned_at": record.verdict_at.date().isoformat() if record.verdict_at else None,
+        "environment": run.environment if run else {},
+    }
+    return Entry(kernel, case.name, case.dtype, dict(case.shape), dict(verdict["winner"]), numbers)
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+def new_texts(spec: OpSpec, soc: str, label: str, entries: list[Entry]) -> dict[Path, str]:
+    """The new text of each file; UserError (and nothing written) if a file is damaged."""
+    kernel_path = port_file(spec.name)
+    source = _read(kernel_path)
+    frozen = read_frozen(source, kernel_path)
+    for entry in entries:  # entries of other cases (and other socs) stay as they were
+        kept = [
+            e
+            for e in frozen.setdefault(soc, {}).setdefault(entry.kernel, [])
+            if e["case"] != entry.case
+        ]
+        frozen[soc][entry.kernel] = sorted([*kept, entry.block_entry()], key=lambda e: e["case"])
+    kernel_text = replace_block(source, frozen, kernel_path)
+
+    perf_path = performance_json_path(spec.name)
+    document = performance_json.read(perf_path)
+    sections = performance_json.frozen_sections(document)
+    extra = performance_json.extra_cases(document)
+    performance_names = {c.name for c in spec.cases("performance")}
+    extra.update(
+        {
+            e.case: {"shape": e.shape, "dtype": e.dtype}
+            for e in entries
+            if e.case not in performance_names
+        }
+    )
+    date = max((e.numbers["tuned_at"] or "" for e in entries), default="")
+    for entry in entries:
+        section = sections.setdefault(entry.case, {}).setdefault(
+            soc, {"label": label, "date": date, "kernels": {}}
+        )
+        section.update(label=label, date=date)
+        section["kernels"][entry.kernel] = {"config": entry.config, **entry.numbers}
+    perf_text = performance_json.render(spec, sections, extra)
+
+    configs_text = (
+        json.dumps(
+            {
+                "op": spec.name,
+                "soc": soc,
+                "label": label,
+                "date": date,
+                "frozen": frozen.get(soc, {}),
+            },
+            indent=2,
+        )
+        + "\n"
+    )
+    return {
+        kernel_path: kernel_text,
+        perf_path: perf_text,
+        frozen_configs_file(soc, spec.name): configs_text,
+    }
+
+
+def latest_label(db: Database, op: str, soc: str) -> str | None:
+    with db.sessions() as session:
+        version = session.scalars(
+            select(FrozenVersion)
+            .where(FrozenVersion.op == op, FrozenVersion.soc == soc)
+            .order_by(FrozenVersion.id.desc())
+        ).first()
+        return version.label if version else None
+
+
+def freeze(
+    db: Database, spec: OpSpec, soc: str, *, label: str | None, dry_run: bool, force: bool
+) -> FreezeResult:
+    label = label or latest_label(db, spec.name, soc) or "M1"
+    entries, untuned = collect(db, spec, soc, force)
+    result = FreezeResult(label, entries, untuned)
+    with FileLock(str(atk_dir(spec.name) / ".freeze.lock")):
+        for path, text in new_texts(spec, soc, label, entries).items():
+            old = _read(path)
+            if old != text:
+                result.changed[path] = (old, text)
+        if dry_run:
+            return result
+        for path, (_, text) in result.changed.items():
+            _atomic_write(path, text)
+        result.version_recorded = _record_version(db, spec.name, soc, label, entries)
+    return result
+
+
+def _record_version(db: Database, op: str, soc: str, label: str, entries: list[Entry]) -> bool:
+    content = {f"{e.kernel} {e.case}": {"config": e.config, **e.numbers} for e in entries}
+    digest = hashlib.sha256(json.dumps([label, content], sort_keys=True).encode()).hexdigest()
+    with db.sessions() as session:
+        latest = session.scalars(
+            select(FrozenVersion)
+            .where(FrozenVersion.op == op, FrozenVersion.soc == soc)
+            .order_by(FrozenVersion.id.desc())
+        ).first()
+        if latest is not None and latest.content_hash == digest:
+            return False
+        session.add(
+            FrozenVersion(op=op, soc=soc, label=label, content_hash=digest, entries=content)
+        )
+        session.commit()
+        return True

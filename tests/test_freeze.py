@@ -1,0 +1,234 @@
+"""`autotune freeze` and the launchers that read what it wrote."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from sqlalchemy import select
+
+from autotuner import runner
+from autotuner.errors import UserError
+from autotuner.freeze import freeze
+from autotuner.generated_block import BEGIN_MARKER, read_frozen
+from autotuner.paths import frozen_configs_file, performance_json, port_file
+from ops import get_op
+from storage import FrozenVersion, StudyRecord, open_database
+
+from .conftest import ROOT
+
+OP, TUNED, UNTUNED = "jagged_to_padded_dense", "b4_n16_d40_fp32", "b6_n33_d7_fp32"
+SPEC = get_op(OP)
+
+
+@pytest.fixture
+def tuned(tree, tmp_path):
+    """A scratch tree whose jagged_to_padded_dense was tuned on cpu for one case."""
+    url = f"sqlite:///{tmp_path / 'tune.db'}"
+    (record,) = runner.run(
+        OP, "cpu", kernels=None, cases=[TUNED], trials=10, db_url=url, seed=0, timeout_s=60
+    )
+    return open_database(url), record
+
+
+def files():
+    return [port_file(OP), performance_json(OP), frozen_configs_file("cpu", OP)]
+
+
+def snapshot():
+    return {path: path.read_bytes() if path.exists() else None for path in files()}
+
+
+def test_freeze_writes_all_three_files_and_a_version(tuned):
+    db, record = tuned
+    result = freeze(db, SPEC, "cpu", label=None, dry_run=False, force=False)
+    winner = record.verdict["winner"]
+    assert result.label == "M1" and result.version_recorded and set(result.changed) == set(files())
+    source = port_file(OP).read_text()
+    entry = read_frozen(source, port_file(OP))["cpu"]["fwd"][0]
+    assert entry == {
+        "case": TUNED,
+        "dtype": "float32",
+        "shape": {"B": 4, "max_seq_len": 16, "D": 40},
+        "config": winner,
+    }
+    document = json.loads(performance_json(OP).read_text())
+    (extra,) = document["extra_cases"]  # an interpreter case, outside the performance list
+    frozen = extra["frozen"]["cpu"]
+    assert frozen["label"] == "M1" and frozen["kernels"]["fwd"]["config"] == winner
+    numbers = frozen["kernels"]["fwd"]
+    assert numbers["p20_ms"] <= numbers["median_ms"] <= numbers["p80_ms"] and numbers["n"] >= 20
+    assert numbers["default_config"] == {"BLOCK_ROW": 32, "BLOCK_COL": 32, "num_warps": 4}
+    assert numbers["study"] == record.name and numbers["environment"]["soc"] == "cpu"
+    assert [c["name"] for c in document["cases"]] == [c.name for c in SPEC.cases("performance")]
+    configs = json.loads(frozen_configs_file("cpu", OP).read_text())
+    assert configs["frozen"]["fwd"] == [entry] and configs["label"] == "M1"
+    with db.sessions() as session:
+        (version,) = session.scalars(select(FrozenVersion)).all()
+    assert version.label == "M1" and version.entries[f"fwd {TUNED}"]["config"] == winner
+    assert (
+        subprocess.run(
+            [sys.executable, "-m", "ruff", "format", "--check", str(port_file(OP))],
+            capture_output=True,
+        ).returncode
+        == 0
+    )
+
+
+def test_second_freeze_changes_no_byte_and_records_no_version(tuned):
+    db, _ = tuned
+    freeze(db, SPEC, "cpu", label=None, dry_run=False, force=False)
+    before = snapshot()
+    again = freeze(db, SPEC, "cpu", label=None, dry_run=False, force=False)
+    assert snapshot() == before and not again.changed and not again.version_recorded
+    with db.sessions() as session:
+        assert len(session.scalars(select(FrozenVersion)).all()) == 1
+    relabelled = freeze(db, SPEC, "cpu", label="M2", dry_run=False, force=False)
+    assert (
+        relabelled.version_recorded
+        and json.loads(frozen_configs_file("cpu", OP).read_text())["label"] == "M2"
+    )
+
+
+def test_dry_run_writes_nothing(tuned):
+    db, _ = tuned
+    before = snapshot()
+    result = freeze(db, SPEC, "cpu", label=None, dry_run=True, force=False)
+    assert snapshot() == before
+    diff = result.diff()
+    assert (
+        f"+++ b/experimental/triton/atk_test/{OP}/npu_atk_test/{OP}.py" in diff
+        and '+    "cpu": {' in diff
+    )
+    with db.sessions() as session:
+        assert session.scalars(select(FrozenVersion)).all() == []
+
+
+@pytest.mark.parametrize("damage", ["markers", "json"])
+def test_damaged_files_are_refused_with_nothing_changed(tuned, damage):
+    db, _ = tuned
+    if damage == "markers":
+        port_file(OP).write_text(port_file(OP).read_text().replace(BEGIN_MARKER, "# begin"))
+        message = "markers are missing or damaged"
+    else:
+        performance_json(OP).write_text(performance_json(OP).read_text()[:-20])
+        message = "is not valid JSON"
+    before = snapshot()
+    with pytest.raises(UserError, match=message):
+        freeze(db, SPEC, "cpu", label=None, dry_run=False, force=False)
+    assert snapshot() == before
+
+
+def test_unverified_and_undertrained_studies_are_refused(tuned, tmp_path):
+    db, record = tuned
+    with db.sessions() as session:
+        session.get(StudyRecord, record.id).verdict = None
+        session.commit()
+    before = snapshot()
+    with pytest.raises(UserError, match="has no verified winner yet"):
+        freeze(db, SPEC, "cpu", label=None, dry_run=False, force=False)
+    url = f"sqlite:///{tmp_path / 'short.db'}"
+    runner.run(OP, "cpu", kernels=None, cases=[TUNED], trials=3, db_url=url, seed=0, timeout_s=60)
+    short = open_database(url)
+    with pytest.raises(
+        UserError,
+        match="has 3 completed trials, fewer than the minimum 8; tune more or freeze with --force",
+    ):
+        freeze(short, SPEC, "cpu", label=None, dry_run=False, force=False)
+    assert snapshot() == before
+    assert freeze(short, SPEC, "cpu", label=None, dry_run=False, force=True).changed
+
+
+CHECK = textwrap.dedent(
+    """
+    import json, sys, warnings
+    from autotuner.backends import get_backend
+    get_backend("cpu")
+    import torch
+    from ops import get_op
+    from ops.ports import load_port
+    spec, port = get_op(sys.argv[1]), load_port(sys.argv[1])
+    kernel = port._jagged_to_padded_dense_kernel
+    seen = []
+
+    class Spy:
+        def __getitem__(self, grid):
+            def launch(*args, **kwargs):
+                seen.append({k: v for k, v in kwargs.items() if k.startswith("BLOCK_")})
+                return kernel[grid](*args, **kwargs)
+            return launch
+
+    port._jagged_to_padded_dense_kernel = Spy()
+    report = {}
+    for name in sys.argv[2:]:
+        inputs = spec.make_inputs(spec.case(name), torch.device("cpu"))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = spec.run_port(inputs)["dense"]
+            spec.run_port(inputs)
+        exact = bool(torch.equal(out.double(), spec.reference(inputs)["dense"]))
+        report[name] = {"config": seen[-1], "exact": exact, "warnings": [str(w.message) for w in caught]}
+    print(json.dumps(report))
+    """
+)
+
+
+def test_a_fresh_process_launches_with_the_frozen_config(tuned):
+    db, record = tuned
+    freeze(db, SPEC, "cpu", label=None, dry_run=False, force=False)
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    result = subprocess.run(
+        [sys.executable, "-c", CHECK, OP, TUNED, UNTUNED, "b6_n33_d7_bf16"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    winner = {k: v for k, v in record.verdict["winner"].items() if k.startswith("BLOCK_")}
+    assert report[TUNED] == {"config": winner, "exact": True, "warnings": []}
+    nearest = report[UNTUNED]  # same dtype, not tuned: the nearest frozen case, warned once
+    assert nearest["config"] == winner and nearest["exact"]
+    assert (
+        len(nearest["warnings"]) == 1 and f"nearest frozen case {TUNED}" in nearest["warnings"][0]
+    )
+    other_dtype = report["b6_n33_d7_bf16"]  # nothing frozen for bf16: the default, silently
+    assert other_dtype == {
+        "config": {"BLOCK_ROW": 32, "BLOCK_COL": 32},
+        "exact": True,
+        "warnings": [],
+    }
+
+
+def test_two_concurrent_freezes_leave_valid_files(tuned):
+    db, _ = tuned
+    command = [
+        sys.executable,
+        "-m",
+        "autotuner",
+        "freeze",
+        "--op",
+        OP,
+        "--soc",
+        "cpu",
+        "--db",
+        db.url,
+    ]
+    processes = [
+        subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT
+        )
+        for _ in range(2)
+    ]
+    for process in processes:
+        _, err = process.communicate(timeout=120)
+        assert process.returncode == 0, err
+    read_frozen(port_file(OP).read_text(), port_file(OP))
+    json.loads(performance_json(OP).read_text())
+    json.loads(frozen_configs_file("cpu", OP).read_text())
+    with db.sessions() as session:
+        assert len(session.scalars(select(FrozenVersion)).all()) == 1
+    assert not freeze(db, SPEC, "cpu", label=None, dry_run=False, force=False).changed
