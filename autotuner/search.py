@@ -153,7 +153,7 @@ class Plan:
 @dataclass
 class Proposal:
     config: Config
-    source: str  # default, exhaustive, local, tpe, nearest
+    source: str  # default, exhaustive, local, pattern, tpe, nearest
     claim_id: int
     number: int  # the Optuna trial, created RUNNING when the config was claimed
     compiler: Worker | None = None
@@ -307,8 +307,10 @@ class Study:
 
         The default first. Then, while the budget lasts: the unmeasured feasible neighbours of the
         best config measured so far (a local search, which DESIGN.md found reaches 98% of the
-        optimum in the fewest evaluations), and where the best has none left, a TPE proposal
-        (a global step that can find a better basin for the local search to refine).
+        optimum in the fewest evaluations); where it has none left, pattern moves that combine two
+        of its best neighbours' steps (tiles and stages often trade against each other, so the
+        better config can sit diagonally); and where those are spent too, a TPE proposal (a
+        global step that can find a better basin for the local search to refine).
         """
         default = self._take(self.plan.default, "default")
         if default is not None:
@@ -328,12 +330,18 @@ class Study:
             taken = self.claimed_keys()
             if feasible_keys <= taken:
                 return
-            best = self.best_config() or self.plan.default
-            local = [
-                c for c in self.plan.space.neighbors(best) if config_key(c) in feasible_keys - taken
+            measured = self.measured()
+            best = min(measured.values(), key=lambda m: m[1])[0] if measured else self.plan.default
+            open_keys = feasible_keys - taken
+            local = [c for c in self.plan.space.neighbors(best) if config_key(c) in open_keys]
+            local += [
+                c
+                for c in self.plan.space.pattern_moves(best, measured)
+                if config_key(c) in open_keys
             ]
             if local:
-                proposal = self._take(local[0], "local")
+                source = "local" if local[0] in self.plan.space.neighbors(best) else "pattern"
+                proposal = self._take(local[0], source)
                 if proposal is not None:
                     yield proposal
                 continue
@@ -405,11 +413,13 @@ class Study:
         self.progress.infeasible = len(self.plan.rejected)
 
     # -- results -----------------------------------------------------------------------------------
-    def best_config(self) -> Config | None:
+    def measured(self) -> dict[str, tuple[Config, float]]:
+        """config key -> (config, median ms) of the completed trials."""
         complete = self.optuna.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-        if not complete:
-            return None
-        return dict(min(complete, key=lambda t: t.value).user_attrs["config"])
+        return {
+            config_key(t.user_attrs["config"]): (dict(t.user_attrs["config"]), t.value)
+            for t in complete
+        }
 
     def _finish_trial(
         self, number: int, attrs: dict[str, Any], value: float | None, state: TrialState

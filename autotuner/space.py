@@ -110,6 +110,31 @@ class SearchSpace:
                     out.append({**config, t.name: t.values[j]})
         return out
 
+    def pattern_moves(
+        self, config: Config, measured: dict[str, tuple[Config, float]], top: int = 3
+    ) -> list[Config]:
+        """`config` moved by the steps of two of its `top` fastest measured neighbours at once
+        (steps along different axes), fastest pairs first."""
+        home = self.position(config)
+        steps = sorted(
+            (value, tuple(a - b for a, b in zip(self.position(c), home, strict=True)))
+            for c, value in (
+                measured.get(config_key(n), (None, None)) for n in self.neighbors(config)
+            )
+            if c is not None
+        )[:top]
+        out = []
+        for i, (_, first) in enumerate(steps):
+            for _, second in steps[i + 1 :]:
+                target = [h + a + b for h, a, b in zip(home, first, second, strict=True)]
+                if any(a and b for a, b in zip(first, second, strict=True)):
+                    continue  # the same axis twice is not a diagonal
+                if all(0 <= v < len(t.values) for v, t in zip(target, self.tunables, strict=True)):
+                    out.append(
+                        {t.name: t.values[v] for v, t in zip(target, self.tunables, strict=True)}
+                    )
+        return out
+
     def nearest(self, config: Config, candidates: Iterable[Config]) -> Config | None:
         """The candidate closest to `config` in ordinal steps (ties: first in order)."""
         here = self.position(config)

@@ -1,0 +1,70 @@
+from optuna.distributions import IntDistribution
+
+from autotuner.backends.base import DeviceLimits
+from autotuner.search import Plan
+from autotuner.space import config_key, space_for
+from ops import get_op
+
+FA = get_op("jagged_dense_flash_attention")
+FWD = FA.kernel("fwd")
+CUDA_OPTIONS = frozenset({"num_warps", "num_stages"})
+
+
+def test_axes_are_ordinal_and_round_trip():
+    space = space_for(FWD, CUDA_OPTIONS)
+    assert space.distributions() == {
+        "log2_BLOCK_T": IntDistribution(4, 7),
+        "log2_BLOCK_L": IntDistribution(4, 7),
+        "log2_num_warps": IntDistribution(1, 3),  # 2, 4, 8
+        "num_stages": IntDistribution(2, 3),
+    }
+    config = {"BLOCK_T": 64, "BLOCK_L": 16, "num_warps": 8, "num_stages": 2}
+    assert space.to_params(config)["log2_BLOCK_T"] == 6
+    assert space.from_params(space.to_params(config)) == config
+    assert config_key(config) == config_key(dict(reversed(config.items())))
+
+
+def test_launch_options_a_backend_does_not_know_are_not_searched():
+    space = space_for(FWD, frozenset({"multibuffer"}))
+    assert [t.name for t in space.tunables] == ["BLOCK_T", "BLOCK_L"]
+    assert space.restrict({"BLOCK_T": 32, "BLOCK_L": 32, "num_warps": 4, "num_stages": 3}) == {
+        "BLOCK_T": 32,
+        "BLOCK_L": 32,
+    }
+
+
+def test_neighbours_and_pattern_moves():
+    space = space_for(FWD, CUDA_OPTIONS)
+    best = {"BLOCK_T": 64, "BLOCK_L": 32, "num_warps": 4, "num_stages": 3}
+    assert len(space.neighbors(best)) == 7  # num_stages 3 has no upper neighbour
+    measured = {
+        config_key(c): (c, t)
+        for c, t in [
+            ({**best, "BLOCK_L": 64}, 1.1),  # the two fastest neighbours...
+            ({**best, "num_stages": 2}, 1.2),
+            ({**best, "num_warps": 8}, 1.5),
+            ({**best, "BLOCK_T": 32}, 1.9),
+        ]
+    }
+    moves = space.pattern_moves(best, measured)
+    assert moves[0] == {
+        "BLOCK_T": 64,
+        "BLOCK_L": 64,
+        "num_warps": 4,
+        "num_stages": 2,
+    }  # ...combined first
+    assert {"BLOCK_T": 64, "BLOCK_L": 64, "num_warps": 8, "num_stages": 3} in moves
+    assert len(moves) == 3
+
+
+def test_plan_box_and_static_rejections():
+    case = FA.case("b2048_n512_d256_t32_bf16", "performance")
+    plan = Plan.make(
+        FA, FWD, case, "H200", CUDA_OPTIONS, DeviceLimits(shared_memory_bytes=232448), 0.25
+    )
+    # T=32: BLOCK_T above 32 only computes padding, so the box stops at 32.
+    assert next(t.values for t in plan.space.tunables if t.name == "BLOCK_T") == (16, 32)
+    assert {c["BLOCK_T"] for c in plan.feasible} == {16, 32}
+    assert plan.rejected and all("shared memory" in reason for reason in plan.rejected.values())
+    assert plan.default in plan.feasible and plan.budget == int(0.25 * len(plan.feasible))
+    assert plan.strategy == "tpe"
