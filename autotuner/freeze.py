@@ -214,13 +214,14 @@ def new_texts(spec: OpSpec, soc: str, label: str, entries: list[Entry]) -> dict[
     }
 
 
+def _latest_version(session, op: str, soc: str) -> FrozenVersion | None:
+    query = select(FrozenVersion).where(FrozenVersion.op == op, FrozenVersion.soc == soc)
+    return session.scalars(query.order_by(FrozenVersion.id.desc())).first()
+
+
 def latest_label(db: Database, op: str, soc: str) -> str | None:
     with db.sessions() as session:
-        version = session.scalars(
-            select(FrozenVersion)
-            .where(FrozenVersion.op == op, FrozenVersion.soc == soc)
-            .order_by(FrozenVersion.id.desc())
-        ).first()
+        version = _latest_version(session, op, soc)
         return version.label if version else None
 
 
@@ -247,11 +248,7 @@ def _record_version(db: Database, op: str, soc: str, label: str, entries: list[E
     content = {f"{e.kernel} {e.case}": {"config": e.config, **e.numbers} for e in entries}
     digest = hashlib.sha256(json.dumps([label, content], sort_keys=True).encode()).hexdigest()
     with db.sessions() as session:
-        latest = session.scalars(
-            select(FrozenVersion)
-            .where(FrozenVersion.op == op, FrozenVersion.soc == soc)
-            .order_by(FrozenVersion.id.desc())
-        ).first()
+        latest = _latest_version(session, op, soc)
         if latest is not None and latest.content_hash == digest:
             return False
         session.add(

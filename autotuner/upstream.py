@@ -17,6 +17,7 @@ import types
 from pathlib import Path
 
 from .errors import UserError
+from .modules import load_file
 
 UPSTREAM_REPO = "pytorch/FBGEMM"
 UPSTREAM_COMMIT = "71d6f8b229d964e61cac24df9bbd2ffcc4b4d378"
@@ -80,16 +81,7 @@ def load(relative_path: str, sha256: str) -> types.ModuleType:
             stub = types.ModuleType(package)
             stub.__path__ = [str(directory)]  # relative imports resolve, __init__.py never runs
             sys.modules[package] = stub
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except Exception:
-        del sys.modules[name]
-        raise
-    return module
+    return load_file(name, path)
 
 
 def provenance_path(relative_path: str) -> str:

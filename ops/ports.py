@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 import types
 
 from autotuner.errors import UserError
+from autotuner.modules import load_file
 from autotuner.paths import port_file
 
 
@@ -25,18 +25,9 @@ def load_port(op: str, *, fresh: bool = False) -> types.ModuleType:
     path = port_file(op)
     if not path.is_file():
         raise UserError(f"port of {op} not found at {path}")
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        return load_file(name, path)
     except SyntaxError as exc:
-        del sys.modules[name]
         raise UserError(
             f"port of {op} at {path} is not valid Python: {exc.msg} (line {exc.lineno})"
         ) from None
-    except Exception:
-        del sys.modules[name]
-        raise
-    return module
