@@ -19,6 +19,7 @@ from .backends import Backend, get_backend
 from .environment import environment
 from .errors import UserError
 from .search import Plan, Progress, Settings, Study
+from .settings import settings as app_settings
 from .workers import Worker
 
 
@@ -90,7 +91,13 @@ def run(
         session.add(record)
         session.commit()
         run_id = record.id
-    settings = Settings(seed=seed, timeout_s=timeout_s)
+    configured = app_settings()
+    settings = Settings(
+        seed=seed,
+        timeout_s=timeout_s,
+        heartbeat_s=configured.heartbeat_s,
+        stale_after_s=configured.stale_after_s,
+    )
     timer = Worker(backend.soc)
     compilers = [Worker(backend.soc, compile_only=True) for _ in range(compile_workers(backend))]
     status = "failed"

@@ -14,14 +14,16 @@ import hashlib
 import json
 import math
 import statistics
+import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 import optuna
 from optuna.trial import TrialState, create_trial
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ops.spec import Case, Config, KernelSpec, OpSpec
@@ -48,6 +50,8 @@ class Settings:
     seed: int
     timeout_s: float
     prepare_timeout_s: float = 900.0
+    heartbeat_s: float = 10.0  # claims in flight are refreshed this often...
+    stale_after_s: float = 120.0  # ...and re-queued by others when older than this
     min_gain: float = 0.01  # a winner must be at least this much faster than the default...
     alpha: float = 0.01  # ...with a one-sided Mann-Whitney p-value under this
     retime_rounds: int = 5
@@ -153,7 +157,7 @@ class Plan:
 @dataclass
 class Proposal:
     config: Config
-    source: str  # default, exhaustive, local, pattern, tpe, nearest
+    source: str  # default, exhaustive, local, pattern, tpe, nearest, retry
     claim_id: int
     number: int  # the Optuna trial, created RUNNING when the config was claimed
     compiler: Worker | None = None
@@ -205,6 +209,8 @@ class Study:
         self.optuna_id = self.storage.get_study_id_from_name(plan.name)
         self.optuna.set_user_attr("op", plan.op.name)
         self.progress = Progress(plan.name, plan.budget)
+        self.in_flight: set[int] = set()  # claim ids this process is measuring
+        self.retry: deque[Config] = deque()  # configs of dead workers, measured first
 
     # -- bookkeeping in our tables -------------------------------------------------------------
     def _record(self) -> StudyRecord:
@@ -254,16 +260,22 @@ class Study:
         key = config_key(config)
         for _ in range(50):
             with self.db.sessions() as session:
-                if session.scalar(
-                    select(Claim.id).where(
-                        Claim.study_id == self.record.id, Claim.config_key == key
-                    )
-                ):
+                taken = select(Claim.id).where(
+                    Claim.study_id == self.record.id, Claim.config_key == key
+                )
+                if session.scalar(taken):
                     return None
                 slot = None
-                if counted:
-                    slot = self.used_slots()
-                    if slot >= self.plan.budget:
+                if counted:  # the lowest free slot: slots freed by re-queued claims are reused
+                    used = set(
+                        session.scalars(
+                            select(Claim.slot).where(
+                                Claim.study_id == self.record.id, Claim.slot.is_not(None)
+                            )
+                        )
+                    )
+                    slot = next((i for i in range(self.plan.budget) if i not in used), None)
+                    if slot is None:
                         return None
                 claim = Claim(
                     study_id=self.record.id,
@@ -275,12 +287,66 @@ class Study:
                 session.add(claim)
                 try:
                     session.commit()
+                    if state == "running":
+                        self.in_flight.add(claim.id)
                     return claim.id
                 except IntegrityError:  # someone took this config or this slot meanwhile
                     session.rollback()
         raise RuntimeError("could not claim a budget slot after 50 attempts")
 
+    def requeue_stale(self) -> int:
+        """Free the configs of workers that stopped sending heartbeats: their trials fail as
+        "stale" and the configs go to the front of this process's queue."""
+        cutoff = utcnow() - timedelta(seconds=self.settings.stale_after_s)
+        requeued = 0
+        with self.db.sessions() as session:
+            stale = list(
+                session.scalars(
+                    select(Claim).where(
+                        Claim.study_id == self.record.id,
+                        Claim.state == "running",
+                        Claim.heartbeat_at < cutoff,
+                    )
+                )
+            )
+            for claim in stale:
+                deleted = session.execute(
+                    delete(Claim).where(Claim.id == claim.id, Claim.heartbeat_at < cutoff)
+                )
+                session.commit()
+                if deleted.rowcount != 1:
+                    continue  # another worker re-queued it first
+                if claim.trial_number is not None:
+                    message = f"worker {claim.worker} stopped sending heartbeats; config re-queued"
+                    self._finish_trial(
+                        claim.trial_number,
+                        {"category": "stale", "message": message},
+                        None,
+                        TrialState.FAIL,
+                    )
+                self.retry.append(json.loads(claim.config_key))
+                requeued += 1
+        return requeued
+
+    def beat(self) -> None:
+        """Refresh the heartbeat of this process's claims in flight."""
+        claims = list(self.in_flight.copy())
+        if not claims:
+            return
+        with self.db.sessions() as session:
+            session.execute(update(Claim).where(Claim.id.in_(claims)).values(heartbeat_at=utcnow()))
+            session.commit()
+
+    def _heartbeats(self, stop: threading.Event) -> None:
+        while not stop.wait(self.settings.heartbeat_s):
+            try:
+                self.beat()
+            except Exception:  # noqa: BLE001 - a missed beat is retried; the study goes on
+                continue
+
     def finish_claim(self, claim_id: int, state: str, trial_number: int | None) -> None:
+        if state != "running":
+            self.in_flight.discard(claim_id)
         with self.db.sessions() as session:
             claim = session.get(Claim, claim_id)
             if claim is not None:
@@ -288,6 +354,7 @@ class Study:
                 session.commit()
 
     def release(self, claim_id: int) -> None:
+        self.in_flight.discard(claim_id)
         with self.db.sessions() as session:
             claim = session.get(Claim, claim_id)
             if claim is not None:
@@ -317,19 +384,34 @@ class Study:
             yield default
         self.record_rejections()  # after the default, so that it is trial 0
         if self.plan.strategy == "exhaustive":
-            for config in self._by_distance_from_default():
-                if self.used_slots() >= self.plan.budget:
+            while True:
+                for config in [*self.retry, *self._by_distance_from_default()]:
+                    if self.used_slots() >= self.plan.budget:
+                        break
+                    proposal = self._take(config, "exhaustive")
+                    if proposal is not None:
+                        yield proposal
+                self.retry.clear()
+                if not self.requeue_stale():
                     return
-                proposal = self._take(config, "exhaustive")
-                if proposal is not None:
-                    yield proposal
-            return
         feasible_keys = {config_key(c) for c in self.plan.feasible}
         misses = 0
-        while self.used_slots() < self.plan.budget:
+        while self.requeue_stale() or self.retry or self.used_slots() < self.plan.budget:
+            if self.retry:
+                proposal = self._take(self.retry.popleft(), "retry")
+                if proposal is not None:
+                    yield proposal
+                continue
             taken = self.claimed_keys()
             if feasible_keys <= taken:
                 return
+            if (
+                config_key(self.plan.default) not in taken
+            ):  # its worker died: measure it again first
+                proposal = self._take(self.plan.default, "default")
+                if proposal is not None:
+                    yield proposal
+                continue
             measured = self.measured()
             best = min(measured.values(), key=lambda m: m[1])[0] if measured else self.plan.default
             open_keys = feasible_keys - taken
@@ -369,6 +451,7 @@ class Study:
             misses = 0
             trial.set_user_attr("config", config)
             trial.set_user_attr("source", "tpe")
+            self.finish_claim(claim_id, "running", trial.number)
             yield Proposal(config, "tpe", claim_id, trial.number)
 
     def _take(self, config: Config, source: str) -> Proposal | None:
@@ -384,7 +467,9 @@ class Study:
             )
         self.storage.set_trial_user_attr(trial_id, "config", config)
         self.storage.set_trial_user_attr(trial_id, "source", source)
-        return Proposal(config, source, claim_id, self.storage.get_trial_number_from_id(trial_id))
+        number = self.storage.get_trial_number_from_id(trial_id)
+        self.finish_claim(claim_id, "running", number)
+        return Proposal(config, source, claim_id, number)
 
     def record_rejections(self) -> None:
         """Record, once per study, every config a static constraint excludes, with the reason."""
@@ -423,11 +508,15 @@ class Study:
 
     def _finish_trial(
         self, number: int, attrs: dict[str, Any], value: float | None, state: TrialState
-    ) -> None:
+    ) -> bool:
+        """Record a trial's outcome; False if it was finished meanwhile (e.g. re-queued as stale)."""
         trial_id = self.storage.get_trial_id_from_study_id_trial_number(self.optuna_id, number)
+        if self.storage.get_trial(trial_id).state.is_finished():
+            return False
         for key, val in attrs.items():
             self.storage.set_trial_user_attr(trial_id, key, val)
-        self.optuna.tell(number, value, state=state)
+        self.optuna.tell(number, value, state=state, skip_if_finished=True)
+        return True
 
     def record_result(self, proposal: Proposal, outcome: dict[str, Any]) -> None:
         attrs = {
@@ -521,6 +610,7 @@ class Study:
 
     def run(self) -> StudyRecord:
         """Measure until the budget is spent or the space is exhausted, then settle the verdict."""
+        self.requeue_stale()
         self._prepare_workers()
         self.progress.used = self.used_slots()
         self.on_progress(self.progress)
@@ -528,6 +618,9 @@ class Study:
         proposals = self.proposals()
         idle = deque(self.compilers)
         current: Proposal | None = None
+        stop = threading.Event()
+        heartbeats = threading.Thread(target=self._heartbeats, args=(stop,), daemon=True)
+        heartbeats.start()
         try:
             while True:
                 while len(pending) <= len(self.compilers):
@@ -550,6 +643,9 @@ class Study:
             for proposal in ([current] if current else []) + list(pending):
                 self._abandon(proposal)
             raise
+        finally:
+            stop.set()
+            heartbeats.join()
         return self.settle()
 
     def _abandon(self, proposal: Proposal) -> None:

@@ -15,6 +15,10 @@ class Settings(BaseSettings):
     db: str = "sqlite:///autotune.db"
     #: Dual-reference precision level for `autotune verify` (CANN L0/L1/L2 ratio limits).
     precision_level: Literal["L0", "L1", "L2"] = "L0"
+    #: A tuning process refreshes the claims of the configs it measures this often (seconds)...
+    heartbeat_s: float = 10.0
+    #: ...and other processes re-queue a claim whose heartbeat is older than this (seconds).
+    stale_after_s: float = 120.0
 
 
 @cache

@@ -217,7 +217,8 @@ def test_two_processes_share_one_study(db_url):
     complete = [t for t in trials_of(db_url, record.name) if t.state == TrialState.COMPLETE]
     assert len(complete) == 8 and len(claims) == 8
     assert len({config_key(t.user_attrs["config"]) for t in complete}) == 8
-    assert len({t.user_attrs["worker"] for t in complete}) == 2  # both did some of the work
+    with db.sessions() as session:  # both ran against the one study (who measured how many is timing)
+        assert [r.status for r in session.scalars(select(Run))] == ["finished", "finished"]
 
 
 def test_ctrl_c_leaves_the_database_consistent_and_resume_finishes(db_url):

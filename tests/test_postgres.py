@@ -1,0 +1,112 @@
+"""Several tuning processes on one PostgreSQL database (skipped where no server is reachable)."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+
+import optuna
+import pytest
+import sqlalchemy as sa
+from optuna.trial import TrialState
+from sqlalchemy import select
+
+from autotuner.space import config_key
+from storage import Claim, StudyRecord, open_database
+
+from .conftest import ROOT
+
+SERVER = os.environ.get("AUTOTUNE_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
+OP, CASE = "jagged_to_padded_dense", "b6_n33_d7_fp32"
+
+
+def _admin():
+    return sa.create_engine(SERVER, isolation_level="AUTOCOMMIT")
+
+
+def _reachable() -> bool:
+    try:
+        with _admin().connect():
+            return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+pytestmark = pytest.mark.skipif(not _reachable(), reason=f"no PostgreSQL server reachable at {SERVER}")
+
+
+@pytest.fixture
+def pg_url():
+    name = f"autotune_test_{uuid.uuid4().hex[:10]}"
+    admin = _admin()
+    with admin.connect() as connection:
+        connection.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    url = sa.engine.make_url(SERVER).set(database=name).render_as_string(hide_password=False)
+    yield url
+    with admin.connect() as connection:
+        connection.execute(sa.text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+
+
+def worker(url, trials, **env):
+    command = [sys.executable, "-m", "autotuner", "run", "--op", OP, "--soc", "cpu", "--case", CASE, "--trials", str(trials), "--db", url, "--quiet"]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env={**os.environ, **env})
+
+
+def study_state(url):
+    db = open_database(url)
+    with db.sessions() as session:
+        (record,) = session.scalars(select(StudyRecord)).all()
+        claims = list(session.scalars(select(Claim)))
+    trials = optuna.load_study(study_name=record.name, storage=url).get_trials(deepcopy=False)
+    return record, claims, trials
+
+
+def test_three_workers_share_a_study_exactly(pg_url):
+    open_database(pg_url)  # schema first, as a deployment's migration step would
+    processes = [worker(pg_url, 12) for _ in range(3)]
+    for process in processes:
+        _, err = process.communicate(timeout=600)
+        assert process.returncode == 0, err
+    record, claims, trials = study_state(pg_url)
+    complete = [t for t in trials if t.state == TrialState.COMPLETE]
+    assert len(complete) == 12 == record.budget
+    assert len({config_key(t.user_attrs["config"]) for t in complete}) == 12
+    assert sorted(c.slot for c in claims if c.slot is not None) == list(range(12))
+    assert all(c.state in ("complete", "infeasible") for c in claims)
+    assert not [t for t in trials if t.state == TrialState.RUNNING]
+    assert record.verdict is not None
+
+
+def test_a_killed_worker_is_requeued_by_the_others(pg_url):
+    fast = {"AUTOTUNE_HEARTBEAT_S": "0.5", "AUTOTUNE_STALE_AFTER_S": "5"}
+    victim = worker(pg_url, 10, **fast)
+    db = None
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:  # wait until it measures something, then kill it mid-trial
+        time.sleep(0.3)
+        try:
+            db = db or open_database(pg_url)
+            with db.sessions() as session:
+                running = session.scalars(select(Claim).where(Claim.state == "running", Claim.trial_number.is_not(None))).first()
+                done = session.scalar(select(sa.func.count()).where(Claim.state == "complete"))
+            if running is not None and done >= 2:
+                break
+        except Exception:  # noqa: BLE001 - schema not there yet
+            continue
+    victim.send_signal(signal.SIGKILL)
+    victim.wait(timeout=30)
+    killed_config = running.config_key
+    survivors = [worker(pg_url, 10, **fast) for _ in range(2)]
+    for process in survivors:
+        _, err = process.communicate(timeout=600)
+        assert process.returncode == 0, err
+    record, claims, trials = study_state(pg_url)
+    stale = [t for t in trials if t.user_attrs.get("category") == "stale"]
+    assert [config_key(t.user_attrs["config"]) for t in stale] == [killed_config]
+    assert "stopped sending heartbeats" in stale[0].user_attrs["message"]
+    complete = [t for t in trials if t.state == TrialState.COMPLETE]
+    assert len(complete) == 10 and len({config_key(t.user_attrs["config"]) for t in complete}) == 10
+    assert killed_config in {config_key(t.user_attrs["config"]) for t in complete}  # retried
+    assert all(c.state != "running" for c in claims)
