@@ -15,6 +15,7 @@ from ops.spec import Case, KernelSpec, OpSpec
 from storage import Run, StudyRecord, open_database
 from storage.models import utcnow
 
+from . import interrupts
 from .backends import Backend, get_backend
 from .environment import environment
 from .errors import UserError
@@ -103,22 +104,24 @@ def run(
     status = "failed"
     results = []
     try:
-        for case in selection.cases:
-            for kernel in selection.kernels:
-                plan = Plan.make(
-                    selection.spec,
-                    kernel,
-                    case,
-                    backend.soc,
-                    backend.launch_options,
-                    backend.limits,
-                    trials,
-                )
-                if on_study:
-                    on_study(plan)
-                results.append(
-                    Study(db, plan, settings, run_id, timer, compilers, on_progress).run()
-                )
+        with interrupts.deferred():  # Ctrl-C stops between database writes, not inside them
+            for case in selection.cases:
+                for kernel in selection.kernels:
+                    interrupts.check()
+                    plan = Plan.make(
+                        selection.spec,
+                        kernel,
+                        case,
+                        backend.soc,
+                        backend.launch_options,
+                        backend.limits,
+                        trials,
+                    )
+                    if on_study:
+                        on_study(plan)
+                    results.append(
+                        Study(db, plan, settings, run_id, timer, compilers, on_progress).run()
+                    )
         status = "finished"
     except KeyboardInterrupt:
         status = "interrupted"

@@ -30,6 +30,7 @@ from ops.spec import Case, Config, KernelSpec, OpSpec
 from storage import Claim, Database, StudyRecord
 from storage.models import utcnow
 
+from . import interrupts
 from .backends import DeviceLimits
 from .backends.base import quantile
 from .errors import UserError
@@ -633,6 +634,7 @@ class Study:
                     pending.append(proposal)
                 if not pending:
                     break
+                interrupts.check()
                 current = pending.popleft()
                 outcome = self._measure(current)
                 if current.compiler is not None:

@@ -15,6 +15,8 @@ from typing import Any
 
 from ops.spec import Case, Config
 
+from . import interrupts
+
 
 class WorkerLost(Exception):
     """The worker timed out (and was killed) or died; `category` is "timeout" or "crash"."""
@@ -128,6 +130,7 @@ class Worker:
     def receive(self, timeout: float) -> Any:
         deadline = time.monotonic() + timeout
         while not self.connection.poll(0.05):
+            interrupts.check()
             if not self.process.is_alive():
                 code = self.process.exitcode
                 self.restart()
