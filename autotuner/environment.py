@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import socket
 import subprocess
@@ -13,7 +14,12 @@ from .paths import project_root
 
 
 def project_commit() -> str:
-    """`<sha>` of the checkout, with `-dirty` if tracked files differ; "unknown" outside git."""
+    """`<sha>` of the checkout, with `-dirty` if tracked files differ; "unknown" outside git.
+
+    `AUTOTUNE_PROJECT_COMMIT` names it where the tree was copied without its .git (a device run).
+    """
+    if os.environ.get("AUTOTUNE_PROJECT_COMMIT"):
+        return os.environ["AUTOTUNE_PROJECT_COMMIT"]
     root = project_root()
     try:
         sha = subprocess.run(
