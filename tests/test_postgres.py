@@ -18,7 +18,9 @@ from storage import Claim, StudyRecord, open_database
 
 from .conftest import ROOT
 
-SERVER = os.environ.get("AUTOTUNE_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
+SERVER = os.environ.get(
+    "AUTOTUNE_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+)
 OP, CASE = "jagged_to_padded_dense", "b6_n33_d7_fp32"
 
 
@@ -34,7 +36,9 @@ def _reachable() -> bool:
         return False
 
 
-pytestmark = pytest.mark.skipif(not _reachable(), reason=f"no PostgreSQL server reachable at {SERVER}")
+pytestmark = pytest.mark.skipif(
+    not _reachable(), reason=f"no PostgreSQL server reachable at {SERVER}"
+)
 
 
 @pytest.fixture
@@ -50,8 +54,31 @@ def pg_url():
 
 
 def worker(url, trials, **env):
-    command = [sys.executable, "-m", "autotuner", "run", "--op", OP, "--soc", "cpu", "--case", CASE, "--trials", str(trials), "--db", url, "--quiet"]
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env={**os.environ, **env})
+    command = [
+        sys.executable,
+        "-m",
+        "autotuner",
+        "run",
+        "--op",
+        OP,
+        "--soc",
+        "cpu",
+        "--case",
+        CASE,
+        "--trials",
+        str(trials),
+        "--db",
+        url,
+        "--quiet",
+    ]
+    return subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, **env},
+    )
 
 
 def study_state(url):
@@ -89,7 +116,9 @@ def test_a_killed_worker_is_requeued_by_the_others(pg_url):
         try:
             db = db or open_database(pg_url)
             with db.sessions() as session:
-                running = session.scalars(select(Claim).where(Claim.state == "running", Claim.trial_number.is_not(None))).first()
+                running = session.scalars(
+                    select(Claim).where(Claim.state == "running", Claim.trial_number.is_not(None))
+                ).first()
                 done = session.scalar(select(sa.func.count()).where(Claim.state == "complete"))
             if running is not None and done >= 2:
                 break

@@ -217,7 +217,9 @@ def test_two_processes_share_one_study(db_url):
     complete = [t for t in trials_of(db_url, record.name) if t.state == TrialState.COMPLETE]
     assert len(complete) == 8 and len(claims) == 8
     assert len({config_key(t.user_attrs["config"]) for t in complete}) == 8
-    with db.sessions() as session:  # both ran against the one study (who measured how many is timing)
+    with (
+        db.sessions() as session
+    ):  # both ran against the one study (who measured how many is timing)
         assert [r.status for r in session.scalars(select(Run))] == ["finished", "finished"]
 
 
