@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import sys
 import warnings
 from pathlib import Path
 
@@ -29,7 +30,15 @@ def tree(tmp_path, monkeypatch):
                 ROOT / part, tmp_path / part, ignore=shutil.ignore_patterns("__pycache__")
             )
     monkeypatch.setenv("AUTOTUNE_ROOT", str(tmp_path))
-    return tmp_path
+    _forget_ports()
+    yield tmp_path
+    _forget_ports()
+
+
+def _forget_ports() -> None:
+    """Drop loaded port modules, so the next load reads the file of the current AUTOTUNE_ROOT."""
+    for name in [n for n in sys.modules if n.startswith("_autotune_ports_")]:
+        del sys.modules[name]
 
 
 def cuda_available() -> bool:
