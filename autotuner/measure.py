@@ -1,7 +1,10 @@
 """Inside a worker process: run one kernel config on one case, check it, time it.
 
 Correctness comes first: a config whose output disagrees with the float64 reference is a failed
-trial ("wrong_result"), whatever its speed.
+trial ("wrong_result"), whatever its speed. The other failure categories: "compile" (the compiler
+rejected the config), "resource" (out of shared memory, registers or device memory),
+"ub_overflow" (Ascend: tiles over the unified buffer), "runtime" (any other error), and, set by
+the parent, "timeout" and "crash" (the worker was replaced).
 """
 
 from __future__ import annotations
@@ -16,16 +19,6 @@ from ops import get_op
 from ops.spec import Case, Config
 
 from .backends import Backend, Timing
-
-FAILURE_CATEGORIES = (
-    "compile",  # the compiler rejected the config
-    "resource",  # out of shared memory, registers or device memory
-    "ub_overflow",  # Ascend: tiles over the unified buffer, found by the compiler
-    "wrong_result",  # ran, but disagreed with the reference
-    "runtime",  # any other error while running
-    "timeout",  # the worker did not answer in time and was replaced
-    "crash",  # the worker process died and was replaced
-)
 
 
 @dataclass

@@ -724,36 +724,26 @@ class Study:
             return verdict
         reference = samples[config_key(default)]
         default_ms = statistics.median(reference)
-        best_choice = None
-        for entry in sorted(summary, key=lambda s: s["median_ms"]):
-            if entry["config"] == default:
-                continue
-            beats, gain, p_value = faster_beyond_noise(
-                samples[config_key(entry["config"])],
-                reference,
-                self.settings.min_gain,
-                self.settings.alpha,
+        challengers = [entry for entry in summary if entry["config"] != default]
+        fastest = min(challengers, key=lambda entry: entry["median_ms"], default=None)
+        beats, p_value = False, None
+        if fastest is not None:
+            candidate = samples[config_key(fastest["config"])]
+            beats, _, p_value = faster_beyond_noise(
+                candidate, reference, self.settings.min_gain, self.settings.alpha
             )
-            best_choice = (entry, beats, p_value)
-            break
-        if best_choice and best_choice[1]:
-            entry, _, p_value = best_choice
-            verdict.update(
-                winner=entry["config"],
-                winner_trial=entry["trial"],
-                winner_median_ms=entry["median_ms"],
-                p_value=p_value,
-                beats_default=True,
-            )
-        else:
-            p_value = best_choice[2] if best_choice else None
-            verdict.update(
-                winner=default,
-                winner_trial=default_trial.number,
-                winner_median_ms=default_ms,
-                p_value=p_value,
-                beats_default=False,
-            )
+        winner = (
+            fastest
+            if beats
+            else {"config": default, "trial": default_trial.number, "median_ms": default_ms}
+        )
+        verdict.update(
+            winner=winner["config"],
+            winner_trial=winner["trial"],
+            winner_median_ms=winner["median_ms"],
+            p_value=p_value,
+            beats_default=beats,
+        )
         verdict.update(
             default_median_ms=default_ms, speedup=default_ms / verdict["winner_median_ms"]
         )

@@ -27,13 +27,6 @@ GPU_SOCS = (
 )
 KNOWN_SOCS = (CPU, *NPU_SOCS, *GPU_SOCS)
 
-# Unified buffer of one AI core (bytes): 192 KiB on A2/A3, about 248 KiB on 950.
-UNIFIED_BUFFER_BYTES = {
-    "950PR": 248 * 1024,
-    "950DT": 248 * 1024,
-    "910B": 192 * 1024,
-    "910_93": 192 * 1024,
-}
 
 #: (regex over the device name, soc); the first match wins.
 SOC_PATTERNS: tuple[tuple[str, str], ...] = (
@@ -56,12 +49,3 @@ def soc_from_device_name(name: str) -> str:
             return soc
     words = [w for w in name.split() if w not in VENDOR_WORDS]
     return "".join(words) or name
-
-
-def is_known(name: str) -> bool:
-    """Whether a device name maps onto a soc of SOC_PATTERNS (else callers warn)."""
-    return any(re.search(pattern, name) for pattern, _ in SOC_PATTERNS)
-
-
-def is_npu_soc(soc: str) -> bool:
-    return soc in NPU_SOCS

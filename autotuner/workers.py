@@ -13,7 +13,7 @@ import traceback
 from multiprocessing.connection import Connection
 from typing import Any
 
-from ops.spec import Case, Config
+from ops.spec import Case
 
 from . import interrupts
 
@@ -116,10 +116,6 @@ class Worker:
         self.prepared = None
         self.busy = False
 
-    @property
-    def pid(self) -> int | None:
-        return self.process.pid
-
     def send(self, request: tuple) -> None:
         self.connection.send(request)
         self.busy = True
@@ -178,6 +174,3 @@ def describe_worker() -> str:
     import socket
 
     return f"{socket.gethostname()}:{os.getpid()}"
-
-
-__all__ = ["Config", "Worker", "WorkerLost", "describe_worker"]

@@ -191,21 +191,25 @@ def autotune(*args, **popen):
     )
 
 
-def test_two_processes_share_one_study(db_url):
-    args = (
+def run_args(case: str, trials: int, db_url: str) -> tuple[str, ...]:
+    return (
         "run",
         "--op",
         COPY_OP,
         "--soc",
         "cpu",
         "--case",
-        "b6_n33_d7_fp32",
+        case,
         "--trials",
-        "8",
+        str(trials),
         "--db",
         db_url,
         "--quiet",
     )
+
+
+def test_two_processes_share_one_study(db_url):
+    args = run_args("b6_n33_d7_fp32", 8, db_url)
     first, second = autotune(*args), autotune(*args, start_new_session=True)
     for process in (first, second):
         out, err = process.communicate(timeout=300)
@@ -217,27 +221,13 @@ def test_two_processes_share_one_study(db_url):
     complete = [t for t in trials_of(db_url, record.name) if t.state == TrialState.COMPLETE]
     assert len(complete) == 8 and len(claims) == 8
     assert len({config_key(t.user_attrs["config"]) for t in complete}) == 8
-    with (
-        db.sessions() as session
-    ):  # both ran against the one study (who measured how many is timing)
+    # Both ran against the one study (who measured how many is a matter of timing).
+    with db.sessions() as session:
         assert [r.status for r in session.scalars(select(Run))] == ["finished", "finished"]
 
 
 def test_ctrl_c_leaves_the_database_consistent_and_resume_finishes(db_url):
-    args = (
-        "run",
-        "--op",
-        COPY_OP,
-        "--soc",
-        "cpu",
-        "--case",
-        COPY_CASE,
-        "--trials",
-        "30",
-        "--db",
-        db_url,
-        "--quiet",
-    )
+    args = run_args(COPY_CASE, 30, db_url)
     process = autotune(*args)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
