@@ -387,6 +387,59 @@ def freeze(
 
 
 @app.command()
+def baseline(
+    op: Annotated[list[str], typer.Option("--op", help="Op name (repeatable).")],
+    soc: Annotated[
+        str, typer.Option("--soc", help="The device: a GPU such as H200, an NPU, or cpu.")
+    ],
+    case: Annotated[
+        list[str] | None, typer.Option("--case", help="Only these cases (repeatable).")
+    ] = None,
+    db: Annotated[
+        str | None,
+        typer.Option(help="Database URL (default: AUTOTUNE_DB, else sqlite:///autotune.db)."),
+    ] = None,
+) -> None:
+    """Time upstream (the GPU baseline on a GPU), the port's default and its frozen configs."""
+    from ops import get_op
+    from storage import open_database
+
+    from .backends import get_backend
+    from .baseline import cases_for, record_baselines
+    from .settings import settings
+
+    specs = [get_op(name) for name in op]
+    backend = get_backend(soc)
+    if backend.is_interpreter:
+        _quiet_interpreter()
+    database = open_database(db or settings().db)
+    table = Table(
+        title=f"baselines on {backend.describe()}"
+        + (" (interpreter times)" if backend.is_interpreter else "")
+    )
+    for column in ("op", "case", "part", "source", "median ms", "p20-p80 ms", "n"):
+        table.add_column(column, justify="right" if "ms" in column or column == "n" else "left")
+    available = {spec.name: {c.name: c for c in cases_for(spec, backend)} for spec in specs}
+    unknown = [c for c in case or () if not any(c in cases for cases in available.values())]
+    if unknown:
+        valid = sorted({name for cases in available.values() for name in cases})
+        raise UserError(f"unknown case {unknown[0]!r} on {backend.soc}; valid: {', '.join(valid)}")
+    for spec in specs:
+        chosen = [c for name, c in available[spec.name].items() if not case or name in case]
+        for row in record_baselines(database, spec, backend, chosen):
+            table.add_row(
+                row.op,
+                row.case_name,
+                row.part,
+                row.source,
+                _fmt(row.median_ms),
+                f"{_fmt(row.p20_ms)}-{_fmt(row.p80_ms)}",
+                str(row.n),
+            )
+    console.print(table)
+
+
+@app.command()
 def show(
     op: Annotated[str, typer.Option("--op", help="The op.")],
     soc: SocOption = None,

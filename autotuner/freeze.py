@@ -26,6 +26,7 @@ from ops.spec import OpSpec
 from storage import Database, FrozenVersion, Run, StudyRecord
 
 from . import performance_json
+from .baseline import latest
 from .errors import UserError
 from .generated_block import read_frozen, replace_block
 from .paths import atk_dir, frozen_configs_file, port_file, project_root
@@ -94,7 +95,9 @@ def collect(db: Database, spec: OpSpec, soc: str, force: bool) -> tuple[list[Ent
                 if record is None:
                     untuned.append(f"{kernel.name} {case.name}")
                     continue
-                entries.append(_entry(session, storage, record, kernel.name, case, force))
+                entry = _entry(session, storage, record, kernel.name, case, force)
+                entry.numbers.update(_gpu_baseline(session, spec, kernel.name, case.name))
+                entries.append(entry)
     if not entries:
         raise UserError(
             f"nothing to freeze: no study of {spec.name} on {soc} for the current kernel sources (run `autotune run --op {spec.name} --soc {soc}` first)"
@@ -133,7 +136,6 @@ def _entry(session, storage, record: StudyRecord, kernel: str, case, force: bool
         "default_ms": verdict.get("default_median_ms"),
         "speedup_over_default": verdict.get("speedup"),
         "beats_default": verdict["beats_default"],
-        "gpu_baseline_ms": None,
         "study": record.name,
         "trial": verdict["winner_trial"],
         "completed_trials": len(complete),
@@ -141,6 +143,16 @@ def _entry(session, storage, record: StudyRecord, kernel: str, case, force: bool
         "environment": run.environment if run else {},
     }
     return Entry(kernel, case.name, case.dtype, dict(case.shape), dict(verdict["winner"]), numbers)
+
+
+def _gpu_baseline(session, spec: OpSpec, kernel: str, case: str) -> dict[str, Any]:
+    """The newest upstream GPU time of the part that is this kernel alone, when there is one."""
+    part = next((name for name, kernels in spec.parts.items() if kernels == (kernel,)), None)
+    row = latest(session, spec.name, case, part, "upstream") if part else None
+    return {
+        "gpu_baseline_ms": row.median_ms if row else None,
+        "gpu_baseline_soc": row.soc if row else None,
+    }
 
 
 def _atomic_write(path: Path, text: str) -> None:

@@ -1,9 +1,13 @@
 """The search against the exhaustive optimum and against `triton.autotune`, per kernel.
 
-For each op:kernel, over its performance cases, on a device, each phase with a cold Triton cache:
-1. `triton.autotune` over the same feasible config list, one fresh process per case;
-2. `autotune run` with every feasible config as budget (exhaustive): the optimum per case;
-3. `autotune run` with `--fraction` of each case's feasible configs: results, trials, wall time;
+For each op:kernel, over its performance cases, on a device:
+1. `triton.autotune` over the same feasible config list, one fresh process per case
+   (`--autotune-parallel N` runs N of these processes at once: their wall time is spent compiling
+   on the CPU, one core each, so this saves device time; each process's wall time is its own);
+2. `autotune run` with every feasible config as budget (exhaustive): the optimum per case
+   (this phase alone starts from the binaries triton.autotune compiled: only its optimum counts);
+3. `autotune run` with `--fraction` of each case's feasible configs: results, trials, wall time
+   (into `--search-db`, when given, so that this run is also the campaign's `autotune run`);
 4. per case, the default, the optimum, the search's winner and triton.autotune's pick re-timed
    interleaved in one worker.
 Rows (one per case, then one per kernel with the wall times) are appended to
@@ -99,17 +103,35 @@ def autotune_phase(op: str, kernel: str, case_name: str, soc: str) -> dict[str, 
     return {"wall_s": wall, "configs": len(configs), "picked": picked}
 
 
-def run_autotune_phase(op: str, kernel: str, case_name: str, soc: str) -> dict[str, Any]:
-    """The triton.autotune phase in a fresh process, so it compiles into the cold cache alone."""
-    command = [sys.executable, __file__, "--phase-autotune", op, kernel, case_name, "--soc", soc]
-    completed = subprocess.run(command, capture_output=True, text=True, env=os.environ, check=False)
-    if completed.returncode != 0:
-        raise RuntimeError(f"triton.autotune phase failed: {completed.stderr[-2000:]}")
-    return json.loads(completed.stdout.strip().splitlines()[-1])
+def run_autotune_phases(
+    op: str, kernel: str, cases: list[str], soc: str, out: Path, parallel: int
+) -> dict[str, dict[str, Any]]:
+    """The triton.autotune phase of each case in a fresh process with its own cold cache."""
+    results: dict[str, dict[str, Any]] = {}
+    for start in range(0, len(cases), parallel):
+        running = {}
+        for case in cases[start : start + parallel]:
+            command = [sys.executable, __file__, "--phase-autotune", op, kernel, case, "--soc", soc]
+            env = {
+                **os.environ,
+                "TRITON_CACHE_DIR": cold_cache(out, f"{op}-{kernel}-{case}-triton"),
+            }
+            running[case] = subprocess.Popen(
+                command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+            )
+        for case, process in running.items():
+            stdout, stderr = process.communicate()
+            if process.returncode != 0:
+                raise RuntimeError(f"triton.autotune phase of {case} failed: {stderr[-2000:]}")
+            results[case] = {
+                **json.loads(stdout.strip().splitlines()[-1]),
+                "alongside": len(running),
+            }
+    return results
 
 
 def tuning_phase(
-    op: str, kernel: str, cases: list[str], soc: str, trials: float, db: Path
+    op: str, kernel: str, cases: list[str], soc: str, trials: float, db_url: str
 ) -> dict[str, Any]:
     """One `autotune run` over all cases; per case: its trials, best config and verdict."""
     start = time.perf_counter()
@@ -119,14 +141,14 @@ def tuning_phase(
         kernels=[kernel],
         cases=cases,
         trials=trials,
-        db_url=f"sqlite:///{db}",
+        db_url=db_url,
         seed=0,
         timeout_s=300,
     )
     wall = time.perf_counter() - start
     per_case = {}
     for record in records:
-        trials_ = optuna.load_study(study_name=record.name, storage=f"sqlite:///{db}").get_trials(
+        trials_ = optuna.load_study(study_name=record.name, storage=db_url).get_trials(
             deepcopy=False
         )
         complete = [t for t in trials_ if t.state == TrialState.COMPLETE]
@@ -180,34 +202,47 @@ def retime(
     return {name: statistics.median(samples[config_key(c)]) for name, c in configs.items()}
 
 
-def cold_cache(out: Path, tag: str) -> None:
+def cold_cache(out: Path, tag: str) -> str:
+    """An emptied Triton cache folder for one phase."""
     path = out / f"triton-cache-{tag}"
     shutil.rmtree(path, ignore_errors=True)
-    os.environ["TRITON_CACHE_DIR"] = str(path)
+    return str(path)
 
 
 def benchmark_kernel(
-    op: str, kernel: str, cases: list[str], soc: str, fraction: float, out: Path, sink
+    op: str,
+    kernel: str,
+    cases: list[str],
+    soc: str,
+    options: argparse.Namespace,
+    sink,
 ) -> None:
-    tag = f"{op}-{kernel}"
-    interpreter = get_backend(soc).is_interpreter
-    autotuned: dict[str, dict[str, Any]] = {}
-    for case in cases:
-        cold_cache(out, f"{tag}-{case}-triton")
-        if interpreter:  # triton.autotune needs a device driver
-            plan = plan_for(op, kernel, case, soc)
-            autotuned[case] = {
+    out, tag = options.out, f"{op}-{kernel}-{'-'.join(cases)}"
+    if get_backend(soc).is_interpreter:  # triton.autotune needs a device driver
+        autotuned = {
+            case: {
                 "wall_s": math.nan,
-                "configs": len(plan.feasible),
-                "picked": plan.default,
+                "configs": len(plan_for(op, kernel, case, soc).feasible),
+                "picked": plan_for(op, kernel, case, soc).default,
                 "skipped": "interpreter",
             }
-        else:
-            autotuned[case] = run_autotune_phase(op, kernel, case, soc)
-    cold_cache(out, f"{tag}-exhaustive")
-    exhaustive = tuning_phase(op, kernel, cases, soc, 1.0, out / f"{tag}-exhaustive.db")
-    cold_cache(out, f"{tag}-search")
-    search = tuning_phase(op, kernel, cases, soc, fraction, out / f"{tag}-search.db")
+            for case in cases
+        }
+    else:
+        autotuned = run_autotune_phases(op, kernel, cases, soc, out, options.autotune_parallel)
+    # The exhaustive run only supplies the optimum (its wall time is not compared): it starts
+    # from the binaries triton.autotune compiled. The search run starts cold.
+    os.environ["TRITON_CACHE_DIR"] = cold_cache(out, f"{tag}-exhaustive")
+    for case in cases:
+        compiled = out / f"triton-cache-{op}-{kernel}-{case}-triton"
+        if compiled.exists():
+            shutil.copytree(compiled, os.environ["TRITON_CACHE_DIR"], dirs_exist_ok=True)
+    exhaustive = tuning_phase(
+        op, kernel, cases, soc, 1.0, f"sqlite:///{out / f'{tag}-exhaustive.db'}"
+    )
+    os.environ["TRITON_CACHE_DIR"] = cold_cache(out, f"{tag}-search")
+    search_db = options.search_db or f"sqlite:///{out / f'{tag}-search.db'}"
+    search = tuning_phase(op, kernel, cases, soc, options.fraction, search_db)
     for case in cases:
         ex, se, at = exhaustive["cases"][case], search["cases"][case], autotuned[case]
         default = plan_for(op, kernel, case, soc).default
@@ -258,17 +293,24 @@ def benchmark_kernel(
     )
 
 
-def report(path: Path) -> str:
-    """Markdown tables of a search_benchmark.jsonl."""
-    rows, kernels, headers = [], [], []
-    for line in path.read_text().splitlines():
-        record = json.loads(line)
-        if "header" in record:
-            headers.append(record["header"])
-        elif "kernel_summary" in record:
-            kernels.append(record["kernel_summary"])
-        elif "op" in record:
-            rows.append(record)
+def report(paths: list[Path]) -> str:
+    """Markdown tables of search_benchmark.jsonl files; a kernel's wall times are summed over
+    the invocations that covered its cases."""
+    rows, kernels = [], {}
+    for path in paths:
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            if "kernel_summary" in record:
+                summary = record["kernel_summary"]
+                total = kernels.setdefault(
+                    f"{summary['op']}:{summary['kernel']}",
+                    {"cases": [], "wall_s": dict.fromkeys(summary["wall_s"], 0.0)},
+                )
+                total["cases"] += summary["cases"]
+                for phase, seconds in summary["wall_s"].items():
+                    total["wall_s"][phase] += seconds
+            elif "op" in record:
+                rows.append(record)
     text = "| op:kernel | case | space | search trials | search / optimum | default ms | optimum ms | search ms | triton.autotune pick ms | verdict |\n|---|---|---|---|---|---|---|---|---|---|\n"
     for r in rows:
         t, verdict = r["retimed_ms"], r["search"]["verdict"]
@@ -280,9 +322,9 @@ def report(path: Path) -> str:
     if rows:
         text += f"\nMedian over cases: search at {statistics.median(fractions):.1%} of the optimum with {statistics.median(evaluated):.0%} of the space evaluated; worst case {min(fractions):.1%}; slower than the default in {sum(r['search_speedup_over_default'] < 1 for r in rows)} case(s) (re-timed medians).\n"
     text += "\n| op:kernel | cases | triton.autotune s | autotune run (search) s | ratio | exhaustive s |\n|---|---|---|---|---|---|\n"
-    for k in kernels:
+    for name, k in kernels.items():
         w = k["wall_s"]
-        text += f"| {k['op']}:{k['kernel']} | {len(k['cases'])} | {w['triton_autotune']:.0f} | {w['search']:.0f} | {k['wall_ratio_search_vs_triton_autotune']:.2f} | {w['exhaustive']:.0f} |\n"
+        text += f"| {name} | {len(k['cases'])} | {w['triton_autotune']:.0f} | {w['search']:.0f} | {w['search'] / w['triton_autotune'] if w['triton_autotune'] else math.nan:.2f} | {w['exhaustive']:.0f} |\n"
     return text
 
 
@@ -293,13 +335,19 @@ def main() -> None:
     parser.add_argument("--target", action="append", default=[], help="op:kernel")
     parser.add_argument("--case", action="append", help="only these performance cases")
     parser.add_argument("--fraction", type=float, default=0.25)
+    parser.add_argument(
+        "--autotune-parallel", type=int, default=1, help="triton.autotune processes at once"
+    )
+    parser.add_argument("--search-db", help="database URL of the search phase (the campaign's)")
     parser.add_argument("--phase-autotune", nargs=3, metavar=("OP", "KERNEL", "CASE"))
     parser.add_argument(
         "--smoke",
         action="store_true",
         help="allow the interpreter: checks the script, times mean nothing",
     )
-    parser.add_argument("--report", type=Path, help="print Markdown tables of this jsonl and exit")
+    parser.add_argument(
+        "--report", type=Path, nargs="+", help="print Markdown tables of these jsonl and exit"
+    )
     args = parser.parse_args()
     if args.report:
         print(report(args.report))
@@ -324,12 +372,12 @@ def main() -> None:
         sink.write(json.dumps({"header": header}) + "\n")
         for target in args.target:
             op, kernel = target.split(":")
-            cases = [
-                c.name
-                for c in get_op(op).cases(case_kind(args.soc))
-                if not args.case or c.name in args.case
-            ]
-            benchmark_kernel(op, kernel, cases, args.soc, args.fraction, args.out, sink)
+            available = [c.name for c in get_op(op).cases(case_kind(args.soc))]
+            unknown = set(args.case or ()) - set(available)
+            if unknown:
+                raise SystemExit(f"unknown case(s) {sorted(unknown)}; valid: {available}")
+            cases = [c for c in available if not args.case or c in args.case]
+            benchmark_kernel(op, kernel, cases, args.soc, args, sink)
 
 
 if __name__ == "__main__":

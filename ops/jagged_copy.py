@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import zlib
 from abc import abstractmethod
+from collections.abc import Callable
 
 import torch
 
@@ -121,6 +122,14 @@ class JaggedCopyOp(OpSpec):
 
     def run_port(self, inputs: Tensors, configs: dict[str, Config] | None = None) -> Tensors:
         return self.launch("fwd", inputs, (configs or {}).get("fwd"))  # type: ignore[arg-type]
+
+    def port_part(
+        self, part: str, inputs: Tensors, configs: dict[str, Config] | None
+    ) -> Callable[[], object]:
+        return lambda: self.run_port(inputs, configs)
+
+    def upstream_part(self, part: str, inputs: Tensors, case: Case) -> Callable[[], object]:
+        return lambda: self.run_upstream(inputs, case)
 
     @abstractmethod
     def launch(self, kernel: str, inputs: Tensors, config: Config | None) -> Tensors: ...

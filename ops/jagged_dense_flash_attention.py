@@ -6,6 +6,7 @@ out[b, t] = sum_l softmax_l(q[b, l] . k[b, :, t] + bias[b, l, t]) v[b, l], for l
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 
 import torch
 
@@ -319,6 +320,44 @@ class JaggedDenseFlashAttention(OpSpec):
             )
             result.update(dq=dq, dk=dk, dv=dv, dbias=dbias)
         return result
+
+    parts = {"fwd": ("fwd",), "bwd": ("bwd_preprocess", "bwd_dv_db_dq", "bwd_dk")}
+
+    def port_part(
+        self, part: str, inputs: Tensors, configs: dict[str, Config] | None
+    ) -> Callable[[], object]:
+        port = load_port(NAME)
+        q, k, v, bias, offsets = (inputs[x] for x in ("q", "k", "v", "attn_bias", "offsets"))
+        n, tf32 = int(inputs["max_seq_len"]), bool(inputs["allow_tf32"])
+        configs = configs or {}
+        if part == "fwd":
+            return lambda: port.jagged_dense_flash_attention_fwd(
+                q, k, v, bias, offsets, n, tf32, config=configs.get("fwd")
+            )
+        out, lse = port.jagged_dense_flash_attention_fwd(
+            q, k, v, bias, offsets, n, tf32, config=configs.get("fwd"), out_dtype=torch.float32
+        )
+        dout = inputs["dout"]
+        return lambda: port.jagged_dense_flash_attention_bwd(
+            q, k, v, out, lse, dout, bias, offsets, n, tf32, configs=configs
+        )
+
+    def upstream_part(self, part: str, inputs: Tensors, case: Case) -> Callable[[], object] | None:
+        produced = self.upstream_outputs(case)
+        if not produced or (part == "bwd" and "dq" not in produced):
+            return None
+        up = load(self.upstream.file, self.upstream.sha256)
+        q, k, v, bias, offsets = (inputs[x] for x in ("q", "k", "v", "attn_bias", "offsets"))
+        n, tf32 = int(inputs["max_seq_len"]), bool(inputs["allow_tf32"])
+        if part == "fwd":
+            return lambda: up.jagged_dense_flash_attention_fwd(
+                q, k, v, bias, offsets, n, allow_tf32=tf32
+            )
+        out, lse = up.jagged_dense_flash_attention_fwd(q, k, v, bias, offsets, n, allow_tf32=tf32)
+        dout = inputs["dout"]
+        return lambda: up.jagged_dense_flash_attention_bwd(
+            q, k, v, out, lse, dout, bias, offsets, n, allow_tf32=tf32
+        )
 
     def kernel_inputs(self, kernel: str, inputs: Tensors, golden: Tensors) -> Tensors:
         if kernel == "fwd":

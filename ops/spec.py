@@ -259,6 +259,21 @@ class OpSpec(ABC):
         """Inputs one kernel needs when run alone (e.g. lse and delta for the backward)."""
         return inputs
 
+    # -- parts: what baselines and checks time as one ------------------------------------------
+    #: Name -> the port kernels the part runs (e.g. the forward, the whole backward).
+    parts: dict[str, tuple[str, ...]] = {"fwd": ("fwd",)}
+
+    @abstractmethod
+    def port_part(
+        self, part: str, inputs: Tensors, configs: dict[str, Config] | None
+    ) -> Callable[[], object]:
+        """A call of one part of the port (`configs` None: the launchers' own pick, i.e. the
+        frozen config of the soc). What it needs from earlier parts is computed here, untimed."""
+
+    @abstractmethod
+    def upstream_part(self, part: str, inputs: Tensors, case: Case) -> Callable[[], object] | None:
+        """The same part through upstream's kernels and defaults; None where upstream cannot."""
+
     @abstractmethod
     def launch(self, kernel: str, inputs: Tensors, config: Config) -> Tensors:
         """Run one kernel of the port with an explicit config."""

@@ -1,6 +1,16 @@
 """Storage: SQLAlchemy 2.0 models and sessions; Optuna's own tables live in the same database."""
 
 from .db import Database, open_database
-from .models import Base, Claim, FrozenVersion, Run, StudyRecord
+from .models import Base, Baseline, CheckVerdict, Claim, FrozenVersion, Run, StudyRecord
 
-__all__ = ["Base", "Claim", "Database", "FrozenVersion", "Run", "StudyRecord", "open_database"]
+__all__ = [
+    "Base",
+    "Baseline",
+    "CheckVerdict",
+    "Claim",
+    "Database",
+    "FrozenVersion",
+    "Run",
+    "StudyRecord",
+    "open_database",
+]

@@ -5,7 +5,16 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    String,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
@@ -14,7 +23,11 @@ def utcnow() -> datetime:
 
 
 class Base(DeclarativeBase):
-    type_annotation_map = {dict[str, Any]: JSON, datetime: DateTime(timezone=True)}
+    type_annotation_map = {
+        dict[str, Any]: JSON,
+        list[float]: JSON,
+        datetime: DateTime(timezone=True),
+    }
 
 
 class Run(Base):
@@ -95,3 +108,56 @@ class FrozenVersion(Base):
     content_hash: Mapped[str] = mapped_column(String(64))
     #: Per (kernel, case): config, median/p20/p80/n, default time, study, trial, environment.
     entries: Mapped[dict[str, Any]]
+
+
+class Baseline(Base):
+    """One timing of one part of an op (e.g. its forward) on one case and soc.
+
+    `source` says what ran: "upstream" (FBGEMM's kernels with their defaults; on a GPU this is
+    the GPU baseline), "port_default" (the port at upstream's default configs) or "port_frozen"
+    (the port at the configs frozen for this soc under `label`).
+    """
+
+    __tablename__ = "autotune_baselines"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    op: Mapped[str] = mapped_column(String(128), index=True)
+    soc: Mapped[str] = mapped_column(String(64), index=True)
+    case_name: Mapped[str] = mapped_column(String(256))
+    part: Mapped[str] = mapped_column(String(64))
+    source: Mapped[str] = mapped_column(String(32))
+    label: Mapped[str | None] = mapped_column(String(64))
+    configs: Mapped[dict[str, Any]]  # kernel -> config the port ran (empty for upstream)
+    median_ms: Mapped[float] = mapped_column(Float)
+    p20_ms: Mapped[float] = mapped_column(Float)
+    p80_ms: Mapped[float] = mapped_column(Float)
+    n: Mapped[int] = mapped_column(Integer)
+    samples: Mapped[list[float]]  # single-call times (ms) in the order they ran
+    interpreter: Mapped[bool] = mapped_column(Boolean, default=False)  # never a performance number
+    environment: Mapped[dict[str, Any]]
+    measured_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class CheckVerdict(Base):
+    """One `autotune check` of a frozen (case, part) against its frozen-config baseline."""
+
+    __tablename__ = "autotune_checks"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    op: Mapped[str] = mapped_column(String(128), index=True)
+    soc: Mapped[str] = mapped_column(String(64), index=True)
+    case_name: Mapped[str] = mapped_column(String(256))
+    part: Mapped[str] = mapped_column(String(64))
+    label: Mapped[str | None] = mapped_column(String(64))
+    baseline_id: Mapped[int] = mapped_column(ForeignKey("autotune_baselines.id"))
+    median_ms: Mapped[float] = mapped_column(Float)
+    p20_ms: Mapped[float] = mapped_column(Float)
+    p80_ms: Mapped[float] = mapped_column(Float)
+    n: Mapped[int] = mapped_column(Integer)
+    change: Mapped[float] = mapped_column(Float)  # median now / baseline median - 1
+    p_value: Mapped[float] = mapped_column(Float)  # that now is slower than the baseline
+    threshold: Mapped[float] = mapped_column(Float)
+    regressed: Mapped[bool] = mapped_column(Boolean)
+    gpu_ratio: Mapped[float | None] = mapped_column(Float)  # median now / GPU baseline median
+    environment: Mapped[dict[str, Any]]
+    checked_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -105,6 +105,12 @@ class FaultyScale(OpSpec):
     def run_upstream(self, inputs, case):
         return {}
 
+    def port_part(self, part, inputs, configs):
+        return lambda: self.run_port(inputs, configs)
+
+    def upstream_part(self, part, inputs, case):
+        return None
+
     def launch(self, kernel, inputs, config):
         return {"y": load_port(NAME).scale(inputs["x"], config)}
 

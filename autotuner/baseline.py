@@ -1,0 +1,159 @@
+"""`autotune baseline`: the times each case of an op is judged against.
+
+Per case and part of the op (its forward, its backward, ...): upstream's kernels at their
+defaults (on a GPU this is the GPU baseline an NPU port is compared with), the port at upstream's
+default configs, and the port at the configs frozen for this soc (what `autotune check` compares
+later runs with). On `cpu` the numbers are interpreter times, stored and shown as such.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from ops.spec import Case, Config, OpSpec
+from storage import Baseline, Database
+
+from .backends import Backend, Timing
+from .backends.base import quantile
+from .environment import environment
+from .errors import UserError
+from .generated_block import read_frozen
+from .paths import frozen_configs_file, port_file
+
+SOURCES = ("upstream", "port_default", "port_frozen")
+#: Timed calls per measurement (more for short parts, until they add up to MIN_MS).
+REPS, MIN_MS = 50, 50.0
+
+
+def timing_of(samples: list[float]) -> Timing:
+    ordered = sorted(samples)
+    return Timing(
+        quantile(ordered, 0.5), quantile(ordered, 0.2), quantile(ordered, 0.8), len(ordered)
+    )
+
+
+def measure_samples(backend: Backend, call: Callable[[], object]) -> list[float]:
+    call()  # compile, outside the timing
+    backend.synchronize()
+    return backend.samples(call, REPS, warmup=5, min_ms=MIN_MS)
+
+
+def cases_for(spec: OpSpec, backend: Backend) -> list[Case]:
+    return spec.cases("accuracy" if backend.is_interpreter else "performance")
+
+
+@dataclass(frozen=True)
+class FrozenSet:
+    """The configs frozen for one soc in the port file, and the label they were frozen under."""
+
+    label: str | None
+    by_kernel: dict[str, list[dict]]
+
+    @classmethod
+    def read(cls, spec: OpSpec, soc: str) -> FrozenSet:
+        path = port_file(spec.name)
+        frozen = read_frozen(path.read_text(encoding="utf-8"), path).get(soc, {})
+        label_file = frozen_configs_file(soc, spec.name)
+        label = None
+        if label_file.exists():
+            try:
+                label = json.loads(label_file.read_text(encoding="utf-8")).get("label")
+            except json.JSONDecodeError as exc:
+                raise UserError(f"{label_file} is not valid JSON: {exc}") from exc
+        return cls(label, frozen)
+
+    def configs(self, case: Case, kernels: tuple[str, ...]) -> dict[str, Config] | None:
+        """The frozen config of every kernel of a part for exactly this case; None if any lacks one."""
+        found = {}
+        for kernel in kernels:
+            entry = next(
+                (e for e in self.by_kernel.get(kernel, []) if e["case"] == case.name), None
+            )
+            if entry is None:
+                return None
+            found[kernel] = entry["config"]
+        return found
+
+
+def runs(
+    spec: OpSpec, case: Case, inputs: dict, part: str, frozen: FrozenSet
+) -> Iterator[tuple[str, dict[str, Config], Callable[[], object] | None]]:
+    """(source, configs, call) of one part; call None where that source cannot run the case."""
+    kernels = spec.parts[part]
+    yield "upstream", {}, spec.upstream_part(part, inputs, case)
+    defaults = {k: spec.kernel(k).default(case) for k in kernels}
+    yield "port_default", defaults, spec.port_part(part, inputs, defaults)
+    configs = frozen.configs(case, kernels)
+    if configs is not None:  # the launchers pick the frozen configs themselves
+        yield "port_frozen", configs, spec.port_part(part, inputs, None)
+
+
+def record_baselines(
+    db: Database,
+    spec: OpSpec,
+    backend: Backend,
+    cases: list[Case] | None = None,
+    on_row: Callable[[Baseline], None] | None = None,
+) -> list[Baseline]:
+    """Measure and store every (case, part, source) that can run on this backend."""
+    frozen = FrozenSet.read(spec, backend.soc)
+    env = environment(backend)
+    rows = []
+    for case in cases_for(spec, backend) if cases is None else cases:
+        inputs = spec.make_inputs(case, backend.device)
+        for part in spec.parts:
+            for source, configs, call in runs(spec, case, inputs, part, frozen):
+                if call is None:
+                    continue
+                samples = measure_samples(backend, call)
+                timing = timing_of(samples)
+                row = Baseline(
+                    op=spec.name,
+                    soc=backend.soc,
+                    case_name=case.name,
+                    part=part,
+                    source=source,
+                    label=frozen.label if source == "port_frozen" else None,
+                    configs=configs,
+                    median_ms=timing.median_ms,
+                    p20_ms=timing.p20_ms,
+                    p80_ms=timing.p80_ms,
+                    n=timing.n,
+                    samples=samples,
+                    interpreter=backend.is_interpreter,
+                    environment=env,
+                )
+                rows.append(row)
+                if on_row:
+                    on_row(row)
+    with db.sessions() as session:
+        session.add_all(rows)
+        session.commit()
+        for row in rows:
+            session.refresh(row)
+        session.expunge_all()
+    return rows
+
+
+def latest(
+    session, op: str, case: str, part: str, source: str, soc: str | None = None
+) -> Baseline | None:
+    """The newest baseline of one (case, part, source); any soc unless one is named.
+
+    For "upstream" without a soc: the newest GPU measurement (interpreter rows never count).
+    """
+    query = select(Baseline).where(
+        Baseline.op == op,
+        Baseline.case_name == case,
+        Baseline.part == part,
+        Baseline.source == source,
+    )
+    if soc:
+        query = query.where(Baseline.soc == soc)
+    else:
+        query = query.where(Baseline.interpreter.is_(False))
+    return session.scalars(query.order_by(Baseline.measured_at.desc(), Baseline.id.desc())).first()

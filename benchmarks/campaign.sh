@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The M1 campaign on a two-GPU machine, in three steps (each well inside a 10-minute call):
+#
+#   benchmarks/campaign.sh SOC WORK search  # issue 3's benchmark: attention fwd on GPU 0,
+#                                           # attention bwd_dk on GPU 1, all performance cases
+#   benchmarks/campaign.sh SOC WORK tune    # jagged_to_padded_dense's benchmark, then
+#                                           # dense_to_jagged, on GPU 0; the attention's other
+#                                           # kernels on GPU 1 (`autotune run --trials 25%`)
+#   benchmarks/campaign.sh SOC WORK freeze  # baselines, freeze (label M1), baselines of the
+#                                           # frozen configs and show on GPU 0, while GPU 1
+#                                           # verifies every op with the frozen configs
+#
+# All steps share WORK/campaign.db: the benchmark's search phase is the campaign's `autotune run
+# --trials 25%` (same seed, same budget), so the later runs resume it instead of repeating it.
+# WORK keeps logs, benchmark rows and the database; step "freeze" also packs the files it rewrote.
+set -euo pipefail
+soc=$1 out=$2 step=$3
+mkdir -p "$out"
+db="sqlite:///$out/campaign.db"
+export AUTOTUNE_DB=$db AUTOTUNE_COMPILE_WORKERS=${AUTOTUNE_COMPILE_WORKERS:-6} PYTHONUNBUFFERED=1
+benchmark() {  # GPU, lane name, target
+  CUDA_VISIBLE_DEVICES=$1 python3 benchmarks/search_benchmark.py --soc "$soc" --out "$out/$2" \
+    --search-db "$db" --autotune-parallel 4 --target "$3" > "$out/$2.log" 2>&1
+}
+tune() {  # GPU, op
+  CUDA_VISIBLE_DEVICES=$1 python3 -m autotuner run --op "$2" --soc "$soc" --trials 25% --quiet
+}
+ops=(jagged_dense_flash_attention jagged_to_padded_dense dense_to_jagged)
+op_args=(); for op in "${ops[@]}"; do op_args+=(--op "$op"); done
+case $step in
+  search)
+    benchmark 0 fwd jagged_dense_flash_attention:fwd &
+    benchmark 1 bwd_dk jagged_dense_flash_attention:bwd_dk &
+    wait
+    ;;
+  tune)
+    { benchmark 0 copy jagged_to_padded_dense:fwd
+      tune 0 jagged_to_padded_dense  # resumes: the benchmark's search phase tuned it
+      tune 0 dense_to_jagged; } > "$out/tune0.log" 2>&1 &
+    tune 1 jagged_dense_flash_attention > "$out/tune1.log" 2>&1 &
+    wait
+    ;;
+  freeze)
+    {
+      CUDA_VISIBLE_DEVICES=0 python3 -m autotuner baseline "${op_args[@]}" --soc "$soc"
+      for op in "${ops[@]}"; do python3 -m autotuner freeze --op "$op" --soc "$soc" --label M1; done
+    } > "$out/freeze.log" 2>&1
+    { CUDA_VISIBLE_DEVICES=0 python3 -m autotuner baseline "${op_args[@]}" --soc "$soc"
+      for op in "${ops[@]}"; do python3 -m autotuner show --op "$op" --soc "$soc"; done
+      python3 -m autotuner status; } > "$out/show.log" 2>&1 &
+    CUDA_VISIBLE_DEVICES=1 python3 -m autotuner verify --all --soc "$soc" > "$out/verify.log" 2>&1 &
+    wait
+    tar -czf "$out/frozen_files.tar.gz" frozen_configs experimental/triton/atk_test/*/npu_atk_test
+    ;;
+  *) echo "step must be search, tune or freeze" >&2; exit 2 ;;
+esac
