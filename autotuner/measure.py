@@ -60,13 +60,18 @@ def short(exc: BaseException, limit: int = 500) -> str:
 class CaseRunner:
     """Inputs, golden and per-kernel inputs of one case, kept for all configs of a study."""
 
-    def __init__(self, backend: Backend, op: str, kernel: str, case: Case) -> None:
+    def __init__(
+        self, backend: Backend, op: str, kernel: str, case: Case, compile_only: bool = False
+    ) -> None:
         self.backend = backend
         self.spec = get_op(op)
         self.kernel = self.spec.kernel(kernel)
         self.case = case
         self.inputs = self.spec.make_inputs(case, backend.device)
-        self.golden = self.spec.reference(self.inputs)
+        # A compile worker only needs the kernel's inputs to have the right shapes and dtypes:
+        # a reference in the case dtype is a fraction of the float64 golden's device memory.
+        golden_dtype = case.torch_dtype if compile_only else torch.float64
+        self.golden = self.spec.reference(self.inputs, golden_dtype)
         self.kernel_inputs = self.spec.kernel_inputs(kernel, self.inputs, self.golden)
         self.tolerance = self.spec.tolerance_for(case)
 

@@ -71,7 +71,7 @@ def _serve(connection: Connection, soc: str, compile_only: bool) -> None:
                     if compile_only:
                         _compile_only(load_port(op))
                     runners.clear()  # one case at a time: its tensors can be large
-                    runners[key] = CaseRunner(backend, op, kernel, case)
+                    runners[key] = CaseRunner(backend, op, kernel, case, compile_only)
                 runner = runners[key]
                 reply: Any = True
             elif kind == "measure":

@@ -68,7 +68,8 @@ def autotune_phase(op: str, kernel: str, case_name: str, soc: str) -> dict[str, 
     backend = get_backend(soc)
     spec, spec_kernel, case = plan.op, plan.kernel, plan.case
     inputs = spec.make_inputs(case, backend.device)
-    kernel_inputs = spec.kernel_inputs(kernel, inputs, spec.reference(inputs))
+    # Only shapes and dtypes matter here: a reference in the case dtype, not the float64 golden.
+    kernel_inputs = spec.kernel_inputs(kernel, inputs, spec.reference(inputs, case.torch_dtype))
     port = load_port(op)
     tuned = {t.name for t in plan.space.tunables}
     configs = [
