@@ -100,3 +100,34 @@ def test_launcher_picks_frozen_then_nearest_then_default(tree, cpu):
     )
     assert port._pick_config("fwd", SHAPE, "bfloat16", device, default) == default  # other dtype
     assert port._pick_config("bwd_dk", SHAPE, "float32", device, default) == default  # other kernel
+
+
+def test_every_attention_launcher_finds_the_config_frozen_for_its_case(tree):
+    """The backward's preprocess reads the forward's fp32 output: its frozen config must still be
+    found under the case's dtype (an H200 freeze showed it falling back to another case)."""
+    from ops import get_op
+
+    spec = get_op("jagged_dense_flash_attention")
+    case = spec.case("b4_n16_d32_t20_bf16")
+    frozen = {}
+    for kernel in spec.kernels:
+        config = dict(kernel.default(case))
+        config["BLOCK_T"] = 32 if config["BLOCK_T"] == 16 else 16  # unlike the default
+        frozen[kernel.name] = [
+            {"case": case.name, "dtype": case.dtype, "shape": case.shape, "config": config}
+        ]
+    path = port_file(spec.name)
+    path.write_text(replace_block(path.read_text(), {"cpu": frozen}, path))
+    port = load_port(spec.name)
+    picked = {}
+    pick = port._pick_config
+
+    def spy(kernel, shape, dtype, device, default):
+        picked[kernel] = pick(kernel, shape, dtype, device, default)
+        return picked[kernel]
+
+    port._pick_config = spy
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        spec.run_port(spec.make_inputs(case, torch.device("cpu")))
+    assert picked == {name: entries[0]["config"] for name, entries in frozen.items()}

@@ -276,7 +276,114 @@ def _bwd_dk_kernel(
 
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
 # Launch configs frozen per soc, kernel and case, and the code that picks one at run time.
-FROZEN_CONFIGS = {}
+FROZEN_CONFIGS = {
+    "H200": {
+        "bwd_dk": [
+            {
+                "case": "b1024_n256_d128_t128_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 1024, "max_seq_len": 256, "D": 128, "T": 128},
+                "config": {"BLOCK_T": 64, "BLOCK_L": 32, "num_warps": 4, "num_stages": 3},
+            },
+            {
+                "case": "b2048_n512_d256_t32_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 2048, "max_seq_len": 512, "D": 256, "T": 32},
+                "config": {"BLOCK_T": 32, "BLOCK_L": 16, "num_warps": 4, "num_stages": 3},
+            },
+            {
+                "case": "b256_n2048_d128_t256_fp16",
+                "dtype": "float16",
+                "shape": {"B": 256, "max_seq_len": 2048, "D": 128, "T": 256},
+                "config": {"BLOCK_T": 64, "BLOCK_L": 64, "num_warps": 4, "num_stages": 2},
+            },
+            {
+                "case": "b512_n1024_d64_t256_fp32",
+                "dtype": "float32",
+                "shape": {"B": 512, "max_seq_len": 1024, "D": 64, "T": 256},
+                "config": {"BLOCK_T": 128, "BLOCK_L": 32, "num_warps": 4, "num_stages": 3},
+            },
+        ],
+        "bwd_dv_db_dq": [
+            {
+                "case": "b1024_n256_d128_t128_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 1024, "max_seq_len": 256, "D": 128, "T": 128},
+                "config": {"BLOCK_T": 32, "BLOCK_L": 64, "num_warps": 4, "num_stages": 3},
+            },
+            {
+                "case": "b2048_n512_d256_t32_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 2048, "max_seq_len": 512, "D": 256, "T": 32},
+                "config": {"BLOCK_T": 32, "BLOCK_L": 32, "num_warps": 4, "num_stages": 2},
+            },
+            {
+                "case": "b256_n2048_d128_t256_fp16",
+                "dtype": "float16",
+                "shape": {"B": 256, "max_seq_len": 2048, "D": 128, "T": 256},
+                "config": {"BLOCK_T": 32, "BLOCK_L": 64, "num_warps": 4, "num_stages": 3},
+            },
+            {
+                "case": "b512_n1024_d64_t256_fp32",
+                "dtype": "float32",
+                "shape": {"B": 512, "max_seq_len": 1024, "D": 64, "T": 256},
+                "config": {"BLOCK_T": 32, "BLOCK_L": 64, "num_warps": 4, "num_stages": 3},
+            },
+        ],
+        "bwd_preprocess": [
+            {
+                "case": "b1024_n256_d128_t128_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 1024, "max_seq_len": 256, "D": 128, "T": 128},
+                "config": {"BLOCK_T": 16, "BLOCK_D": 128, "num_warps": 8},
+            },
+            {
+                "case": "b2048_n512_d256_t32_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 2048, "max_seq_len": 512, "D": 256, "T": 32},
+                "config": {"BLOCK_T": 16, "BLOCK_D": 256, "num_warps": 8},
+            },
+            {
+                "case": "b256_n2048_d128_t256_fp16",
+                "dtype": "float16",
+                "shape": {"B": 256, "max_seq_len": 2048, "D": 128, "T": 256},
+                "config": {"BLOCK_T": 16, "BLOCK_D": 128, "num_warps": 8},
+            },
+            {
+                "case": "b512_n1024_d64_t256_fp32",
+                "dtype": "float32",
+                "shape": {"B": 512, "max_seq_len": 1024, "D": 64, "T": 256},
+                "config": {"BLOCK_T": 32, "BLOCK_D": 64, "num_warps": 4},
+            },
+        ],
+        "fwd": [
+            {
+                "case": "b1024_n256_d128_t128_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 1024, "max_seq_len": 256, "D": 128, "T": 128},
+                "config": {"BLOCK_T": 64, "BLOCK_L": 32, "num_warps": 4, "num_stages": 3},
+            },
+            {
+                "case": "b2048_n512_d256_t32_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 2048, "max_seq_len": 512, "D": 256, "T": 32},
+                "config": {"BLOCK_T": 32, "BLOCK_L": 32, "num_warps": 4, "num_stages": 3},
+            },
+            {
+                "case": "b256_n2048_d128_t256_fp16",
+                "dtype": "float16",
+                "shape": {"B": 256, "max_seq_len": 2048, "D": 128, "T": 256},
+                "config": {"BLOCK_T": 64, "BLOCK_L": 32, "num_warps": 4, "num_stages": 3},
+            },
+            {
+                "case": "b512_n1024_d64_t256_fp32",
+                "dtype": "float32",
+                "shape": {"B": 512, "max_seq_len": 1024, "D": 64, "T": 256},
+                "config": {"BLOCK_T": 32, "BLOCK_L": 32, "num_warps": 2, "num_stages": 3},
+            },
+        ],
+    },
+}
 
 _SOC_PATTERNS = (
     ("^Ascend950PR", "950PR"),
@@ -465,7 +572,8 @@ def bwd_preprocess(out, dout, max_seq_len, *, config=None):
     """delta [B, T] fp32: the row-wise dot product of out and dout."""
     batch, t, d = out.shape
     shape = _shape(batch, max_seq_len, d, t)
-    blocks, options = _configure("bwd_preprocess", config, shape, out.device, out.dtype)
+    # `out` may be the forward's fp32 output: the case (and its frozen config) has dout's dtype.
+    blocks, options = _configure("bwd_preprocess", config, shape, dout.device, dout.dtype)
     delta = torch.empty(batch, t, dtype=torch.float32, device=out.device)
     grid = (triton.cdiv(t, blocks["BLOCK_T"]), batch)
     _bwd_preprocess_kernel[grid](
