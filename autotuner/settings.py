@@ -19,6 +19,10 @@ class Settings(BaseSettings):
     heartbeat_s: float = 10.0
     #: ...and other processes re-queue a claim whose heartbeat is older than this (seconds).
     stale_after_s: float = 120.0
+    #: Bearer token the service's writing endpoints (an import upload) require; unset: they are off.
+    api_token: str | None = None
+    #: Relative slow-down `autotune check` calls a regression when it is also significant.
+    check_threshold: float = 0.05
 
 
 @cache
