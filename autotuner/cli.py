@@ -519,6 +519,23 @@ def show(
 
 
 @app.command()
+def serve(
+    db: Annotated[
+        str | None,
+        typer.Option(help="Database URL (default: AUTOTUNE_DB, else sqlite:///autotune.db)."),
+    ] = None,
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
+) -> None:
+    """The dashboard and JSON API (read-only unless AUTOTUNE_API_TOKEN is set)."""
+    import uvicorn
+
+    from api.main import create_app
+
+    uvicorn.run(create_app(db), host=host, port=port, log_level="info")
+
+
+@app.command()
 def lint(
     path: Annotated[Path | None, typer.Argument(help="An op folder or a folder of them.")] = None,
 ) -> None:
