@@ -375,9 +375,10 @@ class Study:
 
         The default first. Then, while the budget lasts: the unmeasured feasible neighbours of the
         best config measured so far (a local search, which DESIGN.md found reaches 98% of the
-        optimum in the fewest evaluations); where it has none left, pattern moves that combine two
-        of its best neighbours' steps (tiles and stages often trade against each other, so the
-        better config can sit diagonally); and where those are spent too, a TPE proposal (a
+        optimum in the fewest evaluations); where it has none left, pattern moves that combine the
+        steps of two of its measured neighbours, the pair with the lowest additive prediction first
+        (tiles and stages often trade against each other, so the better config can sit diagonally
+        even where each step alone is slower); and where those are spent too, a TPE proposal (a
         global step that can find a better basin for the local search to refine).
         """
         default = self._take(self.plan.default, "default")

@@ -111,10 +111,16 @@ class SearchSpace:
         return out
 
     def pattern_moves(
-        self, config: Config, measured: dict[str, tuple[Config, float]], top: int = 3
+        self, config: Config, measured: dict[str, tuple[Config, float]]
     ) -> list[Config]:
-        """`config` moved by the steps of two of its `top` fastest measured neighbours at once
-        (steps along different axes), fastest pairs first."""
+        """`config` moved by the steps of two of its measured neighbours at once (steps along
+        different axes, targets inside the space), the pair of fastest steps first.
+
+        Every pair of measured neighbours is combined, not only the fastest few: tiles and stages
+        often trade against each other, so the better config can sit two steps away while each
+        step alone is slower. Pairs are ranked by t(a) + t(b), the additive prediction up to the
+        constant t(config) (`measured`: config key -> (config, ms)).
+        """
         home = self.position(config)
         steps = sorted(
             (value, tuple(a - b for a, b in zip(self.position(c), home, strict=True)))
@@ -122,18 +128,19 @@ class SearchSpace:
                 measured.get(config_key(n), (None, None)) for n in self.neighbors(config)
             )
             if c is not None
-        )[:top]
-        out = []
-        for i, (_, first) in enumerate(steps):
-            for _, second in steps[i + 1 :]:
-                target = [h + a + b for h, a, b in zip(home, first, second, strict=True)]
+        )
+        pairs = []
+        for i, (first_time, first) in enumerate(steps):
+            for second_time, second in steps[i + 1 :]:
                 if any(a and b for a, b in zip(first, second, strict=True)):
                     continue  # the same axis twice is not a diagonal
+                target = [h + a + b for h, a, b in zip(home, first, second, strict=True)]
                 if all(0 <= v < len(t.values) for v, t in zip(target, self.tunables, strict=True)):
-                    out.append(
-                        {t.name: t.values[v] for v, t in zip(target, self.tunables, strict=True)}
-                    )
-        return out
+                    values = {
+                        t.name: t.values[v] for v, t in zip(target, self.tunables, strict=True)
+                    }
+                    pairs.append((first_time + second_time, values))
+        return [target for _, target in sorted(pairs, key=lambda pair: pair[0])]
 
     def nearest(self, config: Config, candidates: Iterable[Config]) -> Config | None:
         """The candidate closest to `config` in ordinal steps (ties: first in order)."""

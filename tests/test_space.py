@@ -53,8 +53,50 @@ def test_neighbours_and_pattern_moves():
         "num_warps": 4,
         "num_stages": 2,
     }  # ...combined first
-    assert {"BLOCK_T": 64, "BLOCK_L": 64, "num_warps": 8, "num_stages": 3} in moves
-    assert len(moves) == 3
+    assert moves[1] == {"BLOCK_T": 64, "BLOCK_L": 64, "num_warps": 8, "num_stages": 3}
+    assert len(moves) == 6  # every pair of the 4 measured neighbours: 4 axes, no pair on one axis
+
+
+def test_pattern_moves_rank_pairs_of_all_neighbours_by_additive_prediction():
+    """As measured on H200 (bwd_dk): the optimum is L+ and stages- at once, each step alone slower
+    than the best config, and L+ not among its 3 fastest neighbours (the rule before: only their
+    pairs were tried)."""
+    space = space_for(FA.kernel("bwd_dk"), CUDA_OPTIONS)
+    best = {"BLOCK_T": 64, "BLOCK_L": 32, "num_warps": 4, "num_stages": 3}
+    times = {
+        "num_stages": {2: 1.09},
+        "BLOCK_L": {16: 1.21, 64: 1.34},
+        "num_warps": {8: 1.29, 2: 1.66},
+        "BLOCK_T": {32: 1.44, 128: 1.58},
+    }
+    neighbours = {
+        config_key({**best, name: value}): ({**best, name: value}, t)
+        for name, by_value in times.items()
+        for value, t in by_value.items()
+    }
+    measured = {config_key(best): (best, 1.0), **neighbours}
+    optimum = {"BLOCK_T": 64, "BLOCK_L": 64, "num_warps": 4, "num_stages": 2}
+    moves = space.pattern_moves(best, measured)
+    # t(a) + t(b): stages- with L- 1.30, with warps+ 1.38, with L+ 1.43, ...
+    assert moves[:3] == [
+        {**best, "num_stages": 2, "BLOCK_L": 16},
+        {**best, "num_stages": 2, "num_warps": 8},
+        optimum,
+    ]
+    # 7 neighbours on 4 axes: 21 pairs less the 3 along one axis (T-/T+, L-/L+, warps-/warps+)
+    assert len(moves) == 18 and len({config_key(m) for m in moves}) == 18
+    assert all(
+        sum(a != b for a, b in zip(space.position(m), space.position(best), strict=True)) == 2
+        for m in moves
+    )
+
+    def predicted(move):
+        steps = [{**best, k: v} for k, v in move.items() if v != best[k]]
+        return sum(measured[config_key(c)][1] for c in steps) - 1.0
+
+    assert [predicted(m) for m in moves] == sorted(predicted(m) for m in moves)
+    # Without the best config's own time: t(a) + t(b), the same order.
+    assert space.pattern_moves(best, neighbours) == moves
 
 
 def test_plan_box_and_static_rejections():
