@@ -79,6 +79,16 @@ class FrozenSet:
         return found
 
 
+def frozen_run(
+    spec: OpSpec, case: Case, inputs: dict, part: str, frozen: FrozenSet
+) -> tuple[dict[str, Config], Callable[[], object]] | None:
+    """(configs, call) of the port at its frozen configs; None unless this case has them all."""
+    configs = frozen.configs(case, spec.parts[part])
+    if configs is None:
+        return None
+    return configs, spec.port_part(part, inputs, None)  # the launchers pick them themselves
+
+
 def runs(
     spec: OpSpec, case: Case, inputs: dict, part: str, frozen: FrozenSet
 ) -> Iterator[tuple[str, dict[str, Config], Callable[[], object] | None]]:
@@ -87,9 +97,9 @@ def runs(
     yield "upstream", {}, spec.upstream_part(part, inputs, case)
     defaults = {k: spec.kernel(k).default(case) for k in kernels}
     yield "port_default", defaults, spec.port_part(part, inputs, defaults)
-    configs = frozen.configs(case, kernels)
-    if configs is not None:  # the launchers pick the frozen configs themselves
-        yield "port_frozen", configs, spec.port_part(part, inputs, None)
+    port_frozen = frozen_run(spec, case, inputs, part, frozen)
+    if port_frozen is not None:
+        yield "port_frozen", *port_frozen
 
 
 def record_baselines(

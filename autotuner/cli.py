@@ -440,6 +440,124 @@ def baseline(
 
 
 @app.command()
+def check(
+    op: Annotated[str, typer.Option("--op", help="The op to check.")],
+    soc: Annotated[
+        str, typer.Option("--soc", help="The device: a GPU such as H200, an NPU, or cpu.")
+    ],
+    db: Annotated[
+        str | None,
+        typer.Option(help="Database URL (default: AUTOTUNE_DB, else sqlite:///autotune.db)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="A JSON list on stdout.")] = False,
+    threshold: Annotated[
+        float | None,
+        typer.Option(
+            help="Slow-down of the median (a share) beyond which a significant one is a "
+            "regression (default: AUTOTUNE_CHECK_THRESHOLD, else 0.05)."
+        ),
+    ] = None,
+) -> None:
+    """Re-time the frozen port against its baselines; exit 1 on a significant slow-down."""
+    import json
+
+    from ops import get_op
+    from storage import open_database
+
+    from .backends import get_backend
+    from .check import ALPHA
+    from .check import check as run_check
+    from .settings import settings
+
+    spec = get_op(op)
+    backend = get_backend(soc)
+    if backend.is_interpreter:
+        _quiet_interpreter()
+    threshold = settings().check_threshold if threshold is None else threshold
+    report = run_check(open_database(db or settings().db), spec, backend, threshold)
+    if as_json:
+        print(json.dumps([c.as_dict() for c in report.checked], indent=1))
+    else:
+        table = Table(
+            title=f"check of {op} on {backend.describe()}: a regression is > {threshold:.0%} "
+            f"slower with p < {ALPHA}"
+            + (" (interpreter times, never a performance claim)" if backend.is_interpreter else "")
+        )
+        for column in ("case", "part", "label", "baseline ms", "now ms", "change %", "p-value",
+                       "GPU ratio", "verdict"):  # fmt: skip
+            numeric = column not in ("case", "part", "label", "verdict")
+            table.add_column(column, justify="right" if numeric else "left")
+        for c in report.checked:
+            v = c.verdict
+            table.add_row(
+                v.case_name, v.part, v.label or "-", _fmt(c.baseline.median_ms), _fmt(v.median_ms),
+                f"{v.change:+.1%}", _fmt(v.p_value), _fmt(v.gpu_ratio),
+                "[red]REGRESSED[/]" if v.regressed else "[green]ok[/]",
+            )  # fmt: skip
+        console.print(table)
+    for line in report.skipped:
+        err_console.print(f"not checked: {line}", markup=False, highlight=False)
+    if report.regressed:
+        raise typer.Exit(1)
+
+
+@app.command()
+def export(
+    file: Annotated[Path, typer.Argument(help="The JSON file to write.")],
+    op: OpOption = None,
+    soc: Annotated[str | None, typer.Option("--soc", help="Only this soc.")] = None,
+    db: Annotated[
+        str | None,
+        typer.Option(help="Database URL (default: AUTOTUNE_DB, else sqlite:///autotune.db)."),
+    ] = None,
+) -> None:
+    """Write baselines and frozen versions to a versioned JSON file (for `autotune import`)."""
+    from ops import get_op
+    from storage import open_database
+
+    from .settings import settings
+    from .socs import KNOWN_SOCS
+    from .transfer import export_document, write_export
+
+    ops = [get_op(name).name for name in op or []]
+    if soc and soc not in KNOWN_SOCS:
+        raise UserError(f"unknown soc {soc!r}; known socs: {', '.join(KNOWN_SOCS)}")
+    document = export_document(open_database(db or settings().db), ops, soc)
+    write_export(file, document)
+    console.print(
+        f"exported {len(document['baselines'])} baselines and "
+        f"{len(document['frozen_versions'])} frozen versions to {file}",
+        markup=False,
+        highlight=False,
+    )
+
+
+@app.command("import")
+def import_(
+    file: Annotated[Path, typer.Argument(help="A file written by `autotune export`.")],
+    db: Annotated[
+        str | None,
+        typer.Option(help="Database URL (default: AUTOTUNE_DB, else sqlite:///autotune.db)."),
+    ] = None,
+) -> None:
+    """Add the baselines and frozen versions of an export; rows already there are skipped."""
+    from storage import open_database
+
+    from .settings import settings
+    from .transfer import import_document, parse_document, read_export
+
+    document = read_export(file)
+    parse_document(document)  # a malformed file is refused before any database is opened
+    result = import_document(open_database(db or settings().db), document)
+    console.print(
+        f"imported {file}: {result.baselines_added} baselines added, {result.baselines_skipped} "
+        f"skipped; {result.versions_added} frozen versions added, {result.versions_skipped} skipped",
+        markup=False,
+        highlight=False,
+    )
+
+
+@app.command()
 def show(
     op: Annotated[str, typer.Option("--op", help="The op.")],
     soc: SocOption = None,

@@ -155,7 +155,7 @@ def _gpu_baseline(session, spec: OpSpec, kernel: str, case: str) -> dict[str, An
     }
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -251,7 +251,7 @@ def freeze(
         if dry_run:
             return result
         for path, (_, text) in result.changed.items():
-            _atomic_write(path, text)
+            atomic_write(path, text)
         result.version_recorded = _record_version(db, spec.name, soc, label, entries)
     return result
 

@@ -1,0 +1,235 @@
+"""`autotune export` / `autotune import`: baselines and frozen versions between databases.
+
+The file is versioned JSON: {"format": "autotune-export", "version": 1, "exported_at": ...,
+"baselines": [...], "frozen_versions": [...]}, every column but the database's own ids, times
+with their timezone. An import is checked whole before anything is written (the first problem is
+one line naming its place, e.g. `baselines[3].median_ms: ...`), runs in one transaction and is
+idempotent: a row whose natural key is already there is skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
+from sqlalchemy import select
+
+from storage import Baseline, Database, FrozenVersion
+
+from .errors import UserError
+from .freeze import atomic_write
+
+FORMAT = "autotune-export"
+VERSION = 1
+
+
+def _finite(value: Any) -> Any:
+    """Refuse NaN and infinities anywhere in a JSON value (PostgreSQL's JSON cannot hold them)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"non-finite number {value}")
+    children = (
+        value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    )
+    for child in children:
+        _finite(child)
+    return value
+
+
+JsonObject = Annotated[dict[str, Any], AfterValidator(_finite)]
+# Strings in the file are ISO 8601 times; a time without a timezone is refused.
+Time = Annotated[AwareDatetime, Field(strict=False)]
+
+
+class _Record(BaseModel):
+    # Strict: a string where a number belongs is an error, not a conversion.
+    model_config = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
+
+
+class BaselineRecord(_Record):
+    op: str = Field(max_length=128)
+    soc: str = Field(max_length=64)
+    case_name: str = Field(max_length=256)
+    part: str = Field(max_length=64)
+    source: Literal["upstream", "port_default", "port_frozen"]
+    label: str | None = Field(max_length=64)
+    configs: JsonObject
+    median_ms: float
+    p20_ms: float
+    p80_ms: float
+    n: int = Field(ge=1)
+    samples: list[float] = Field(min_length=1)
+    interpreter: bool
+    environment: JsonObject
+    measured_at: Time
+
+
+class FrozenVersionRecord(_Record):
+    op: str = Field(max_length=128)
+    soc: str = Field(max_length=64)
+    label: str = Field(max_length=64)
+    created_at: Time
+    content_hash: str = Field(max_length=64)
+    entries: JsonObject
+
+
+class ExportDocument(_Record):
+    format: Literal["autotune-export"]
+    version: Literal[1]
+    exported_at: Time
+    baselines: list[BaselineRecord]
+    frozen_versions: list[FrozenVersionRecord]
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    baselines_added: int
+    baselines_skipped: int
+    versions_added: int
+    versions_skipped: int
+
+    @property
+    def added(self) -> int:
+        return self.baselines_added + self.versions_added
+
+    @property
+    def skipped(self) -> int:
+        return self.baselines_skipped + self.versions_skipped
+
+
+def _utc(moment: datetime) -> datetime:
+    """SQLite hands back naive times (stored in UTC); PostgreSQL aware ones."""
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def _record(model: type[_Record], row: Baseline | FrozenVersion) -> dict[str, Any]:
+    values = {name: getattr(row, name) for name in model.model_fields}
+    values = {k: _utc(v) if isinstance(v, datetime) else v for k, v in values.items()}
+    return model.model_validate(values).model_dump(mode="json")
+
+
+def export_document(db: Database, ops: list[str] | None, soc: str | None) -> dict[str, Any]:
+    """The baselines and frozen versions of these ops (all if none) and soc (any if None)."""
+    baselines = select(Baseline).order_by(Baseline.measured_at, Baseline.id)
+    versions = select(FrozenVersion).order_by(FrozenVersion.created_at, FrozenVersion.id)
+    if ops:
+        baselines = baselines.where(Baseline.op.in_(ops))
+        versions = versions.where(FrozenVersion.op.in_(ops))
+    if soc:
+        baselines = baselines.where(Baseline.soc == soc)
+        versions = versions.where(FrozenVersion.soc == soc)
+    with db.sessions() as session:
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "exported_at": datetime.now(UTC).isoformat(),
+            "baselines": [_record(BaselineRecord, r) for r in session.scalars(baselines)],
+            "frozen_versions": [_record(FrozenVersionRecord, r) for r in session.scalars(versions)],
+        }
+
+
+def _location(loc: tuple[str | int, ...]) -> str:
+    """('baselines', 3, 'median_ms') -> `baselines[3].median_ms`."""
+    text = ""
+    for part in loc:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else part
+    return text
+
+
+def parse_document(document: Any) -> ExportDocument:
+    """The checked document; UserError naming the first problem."""
+    if not isinstance(document, dict):
+        raise UserError(
+            f"not an autotune export: expected a JSON object, got {type(document).__name__}"
+        )
+    if document.get("format") != FORMAT:
+        raise UserError(
+            f"not an autotune export: format is {document.get('format')!r}, expected {FORMAT!r}"
+        )
+    if document.get("version") != VERSION:
+        raise UserError(
+            f"unsupported export version {document.get('version')!r}; this autotune reads version {VERSION}"
+        )
+    try:
+        return ExportDocument.model_validate(document)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        raise UserError(f"{_location(error['loc'])}: {error['msg']}") from None
+
+
+def _baseline_key(row: Baseline | BaselineRecord) -> tuple:
+    return (row.op, row.soc, row.case_name, row.part, row.source, row.label, _utc(row.measured_at))
+
+
+def _version_key(row: FrozenVersion | FrozenVersionRecord) -> tuple:
+    return (row.op, row.soc, row.label, row.content_hash, _utc(row.created_at))
+
+
+def import_document(db: Database, document: Any) -> ImportResult:
+    """Add the rows of an export that are not there yet, in one transaction; nothing if invalid."""
+    parsed = parse_document(document)
+    ops = sorted({r.op for r in parsed.baselines} | {r.op for r in parsed.frozen_versions})
+    with db.sessions() as session:
+        baseline_keys = {
+            _baseline_key(r) for r in session.scalars(select(Baseline).where(Baseline.op.in_(ops)))
+        }
+        version_keys = {
+            _version_key(r)
+            for r in session.scalars(select(FrozenVersion).where(FrozenVersion.op.in_(ops)))
+        }
+        baselines = _new_rows(Baseline, parsed.baselines, _baseline_key, baseline_keys)
+        versions = _new_rows(FrozenVersion, parsed.frozen_versions, _version_key, version_keys)
+        session.add_all([*baselines, *versions])
+        session.commit()
+    return ImportResult(
+        len(baselines),
+        len(parsed.baselines) - len(baselines),
+        len(versions),
+        len(parsed.frozen_versions) - len(versions),
+    )
+
+
+def _new_rows(
+    table: type[Baseline | FrozenVersion],
+    records: list[BaselineRecord] | list[FrozenVersionRecord],
+    key: Callable[[Any], tuple],
+    seen: set[tuple],
+) -> list[Baseline | FrozenVersion]:
+    """Rows for the records whose key is not in `seen` (nor earlier in the file)."""
+    rows = []
+    for record in records:
+        if key(record) not in seen:
+            seen.add(key(record))
+            rows.append(table(**record.model_dump()))
+    return rows
+
+
+def write_export(path: Path, document: dict[str, Any]) -> None:
+    """Write atomically: a reader never sees half a file, a failure leaves the old one."""
+    text = json.dumps(document, indent=1, allow_nan=False) + "\n"
+    try:
+        atomic_write(path, text)
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def read_export(path: Path) -> Any:
+    """The JSON of a file; UserError if unreadable or not JSON."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{path} is not UTF-8 text, so not an autotune export") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path} is not valid JSON: {exc}") from None

@@ -1,0 +1,173 @@
+"""`autotune check`: the decision on given samples, verdicts stored from baselines made by hand,
+and one real run on the interpreter."""
+
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+
+import pytest
+from sqlalchemy import select
+
+import autotuner.check
+from autotuner.backends.cpu import CpuBackend
+from autotuner.check import check, compare
+from autotuner.errors import UserError
+from autotuner.generated_block import read_frozen, replace_block
+from autotuner.paths import port_file
+from ops import get_op
+from storage import Baseline, CheckVerdict, open_database
+
+OP = "jagged_to_padded_dense"
+CASE = "b1_n8_d16_fp32"
+BEFORE = [1.0 + 0.002 * i for i in range(50)]  # 1.0 .. 1.098 ms, median 1.049
+
+
+def test_clearly_slower_beyond_the_threshold_is_a_regression():
+    outcome = compare([x * 1.2 for x in BEFORE], BEFORE, threshold=0.05)
+    assert outcome.regressed
+    assert outcome.change == pytest.approx(0.2)
+    assert outcome.p_value < 1e-6
+
+
+def test_slower_within_the_threshold_is_not_a_regression_even_if_significant():
+    outcome = compare([x * 1.04 for x in BEFORE], BEFORE, threshold=0.05)
+    assert not outcome.regressed
+    assert outcome.p_value < 0.01  # significant, but only 4% slower
+
+
+def test_a_larger_threshold_lets_a_larger_slowdown_pass():
+    assert not compare([x * 1.2 for x in BEFORE], BEFORE, threshold=0.25).regressed
+
+
+def test_a_slower_median_inside_noisy_overlapping_samples_is_not_a_regression():
+    before = [1.0, 1.6, 0.9, 1.5, 1.2, 0.7, 1.8]
+    now = [1.1, 1.7, 0.8, 1.6, 1.3, 0.75, 1.9]  # median 1.2 -> 1.3 ms: +8%
+    outcome = compare(now, before, threshold=0.05)
+    assert outcome.change == pytest.approx(1.3 / 1.2 - 1)
+    assert outcome.p_value > 0.1
+    assert not outcome.regressed
+
+
+def test_faster_is_not_a_regression():
+    outcome = compare([x * 0.8 for x in BEFORE], BEFORE, threshold=0.05)
+    assert not outcome.regressed and outcome.p_value > 0.99
+
+
+def freeze_case(soc: str, case_name: str = CASE) -> None:
+    """Write the default config of the case into the port's generated block as frozen for soc."""
+    spec = get_op(OP)
+    case = spec.case(case_name)
+    path = port_file(OP)
+    source = path.read_text()
+    frozen = read_frozen(source, path)
+    entry = {"case": case.name, "dtype": case.dtype, "shape": dict(case.shape),
+             "config": spec.kernel("fwd").default(case)}  # fmt: skip
+    frozen.setdefault(soc, {})["fwd"] = [entry]
+    path.write_text(replace_block(source, frozen, path))
+
+
+class FakeH200(CpuBackend):
+    """The interpreter passed off as an H200: the samples are injected, never measured."""
+
+    is_interpreter = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.soc = "H200"
+
+
+def baseline(**overrides) -> Baseline:
+    values = {
+        "op": OP, "soc": "H200", "case_name": CASE, "part": "fwd", "source": "port_frozen",
+        "label": "M1", "configs": {}, "median_ms": 1.049, "p20_ms": 1.02, "p80_ms": 1.08,
+        "n": len(BEFORE), "samples": BEFORE, "interpreter": False, "environment": {},
+        "measured_at": datetime(2026, 11, 30, 12, tzinfo=UTC),
+    }  # fmt: skip
+    return Baseline(**{**values, **overrides})
+
+
+def test_check_stores_a_verdict_against_the_newest_baseline(tree, tmp_path, monkeypatch):
+    freeze_case("H200")
+    db = open_database(f"sqlite:///{tmp_path}/x.db")
+    old = baseline(samples=[x * 2 for x in BEFORE], measured_at=datetime(2026, 11, 1, tzinfo=UTC))
+    newest = baseline()
+    gpu = baseline(source="upstream", label=None, median_ms=0.5)
+    interpreted = baseline(soc="cpu", source="upstream", label=None, median_ms=9.0,
+                           interpreter=True, measured_at=datetime(2026, 12, 1, tzinfo=UTC))  # fmt: skip
+    stale = baseline(case_name="b4_n16_d40_fp32")  # baselined once, not frozen on H200 any more
+    with db.sessions() as session:
+        session.add_all([old, newest, gpu, interpreted, stale])
+        session.commit()
+    now = [x * 1.2 for x in BEFORE]
+    monkeypatch.setattr(autotuner.check, "measure_samples", lambda backend, call: now)
+
+    report = check(db, get_op(OP), FakeH200(), threshold=0.05)
+
+    assert report.regressed
+    assert report.skipped == ["b4_n16_d40_fp32 fwd: not frozen on H200 any more"]
+    (checked,) = report.checked
+    assert checked.baseline.id == newest.id
+    with db.sessions() as session:
+        (stored,) = session.scalars(select(CheckVerdict)).all()
+    assert (stored.case_name, stored.part, stored.label, stored.baseline_id) == (
+        CASE, "fwd", "M1", newest.id,
+    )  # fmt: skip
+    assert stored.regressed and stored.threshold == 0.05
+    assert stored.change == pytest.approx(0.2)
+    assert stored.median_ms == pytest.approx(1.049 * 1.2)
+    assert stored.gpu_ratio == pytest.approx(
+        1.049 * 1.2 / 0.5
+    )  # the GPU row, not the interpreter's
+    assert stored.environment["soc"] == "H200"
+    assert checked.as_dict()["regressed"] is True
+
+
+def test_nothing_baselined_is_a_one_line_error(tree, tmp_path, cpu):
+    db = open_database(f"sqlite:///{tmp_path}/x.db")
+    with pytest.raises(UserError, match=r"run `autotune baseline .*` after `autotune freeze"):
+        check(db, get_op(OP), cpu, threshold=0.05)
+
+
+def autotune(*args: str):
+    return subprocess.run(
+        [sys.executable, "-m", "autotuner", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "250"},
+        timeout=300,
+    )
+
+
+def test_check_on_the_interpreter_end_to_end(tree, tmp_path):
+    url = f"sqlite:///{tmp_path}/x.db"
+    common = ["--op", OP, "--soc", "cpu", "--db", url]
+    nothing = autotune("check", *common)
+    assert nothing.returncode == 2 and len(nothing.stderr.splitlines()) == 1
+    assert nothing.stderr.startswith("error: nothing to check: no frozen")
+
+    freeze_case("cpu")
+    made = autotune("baseline", *common, "--case", CASE)
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert "port_frozen" in made.stdout
+
+    result = autotune("check", *common, "--json")
+    assert result.returncode in (0, 1), result.stdout + result.stderr
+    (row,) = json.loads(result.stdout)
+    assert (row["case"], row["part"], row["interpreter"], row["gpu_ratio"]) == (
+        CASE,
+        "fwd",
+        True,
+        None,
+    )
+    db = open_database(url)
+    with db.sessions() as session:
+        (stored,) = session.scalars(select(CheckVerdict)).all()
+        frozen_baseline = session.get(Baseline, stored.baseline_id)
+    assert frozen_baseline.source == "port_frozen" and frozen_baseline.case_name == CASE
+    assert result.returncode == int(stored.regressed) == int(row["regressed"])
+
+    table = autotune("check", *common, "--threshold", "100")  # 10000% slower: never a regression
+    assert table.returncode == 0, table.stdout + table.stderr
+    assert "interpreter times" in table.stdout and CASE in table.stdout

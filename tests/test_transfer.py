@@ -1,0 +1,219 @@
+"""`autotune export` / `autotune import`: rows survive the trip, a second import adds nothing,
+and a bad file is refused whole with one line."""
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+from sqlalchemy import func, select
+
+from autotuner.errors import UserError
+from autotuner.transfer import export_document, import_document
+from storage import Baseline, FrozenVersion, open_database
+
+OP = "jagged_to_padded_dense"
+T0 = datetime(2026, 11, 30, 12, 0, 0, 123456, tzinfo=UTC)
+
+
+def baseline(**overrides) -> Baseline:
+    values = {
+        "op": OP,
+        "soc": "H200",
+        "case_name": "b2048_n256_d64_fp16",
+        "part": "fwd",
+        "source": "upstream",
+        "label": None,
+        "configs": {},
+        "median_ms": 0.24,
+        "p20_ms": 0.22,
+        "p80_ms": 0.27,
+        "n": 4,
+        "samples": [0.27, 0.22, 0.24, 0.25],
+        "interpreter": False,
+        "environment": {"device": "NVIDIA H200", "driver": "570.1", "project_commit": "abc"},
+        "measured_at": T0,
+    }
+    return Baseline(**{**values, **overrides})
+
+
+def seed(db) -> None:
+    config = {"fwd": {"BLOCK_ROW": 8, "BLOCK_COL": 128, "num_warps": 4}}
+    rows = [
+        baseline(),
+        baseline(source="port_frozen", label="M1", configs=config, median_ms=0.029, measured_at=T0 + timedelta(seconds=1)),
+        baseline(soc="cpu", case_name="b1_n8_d16_fp32", interpreter=True, median_ms=4.5),
+        baseline(op="dense_to_jagged", median_ms=0.66),
+        FrozenVersion(op=OP, soc="H200", label="M1", created_at=T0, content_hash="a" * 64,
+                      entries={"fwd b2048_n256_d64_fp16": {"config": config["fwd"], "median_ms": 0.029, "n": 550}}),
+        FrozenVersion(op="dense_to_jagged", soc="H200", label="M1", created_at=T0, content_hash="b" * 64,
+                      entries={}),
+    ]  # fmt: skip
+    with db.sessions() as session:
+        session.add_all(rows)
+        session.commit()
+
+
+def columns(row) -> dict:
+    """Every column but the id, times in UTC (SQLite hands them back naive)."""
+    values = {c.name: getattr(row, c.name) for c in row.__table__.columns if c.name != "id"}
+    return {
+        k: (v.replace(tzinfo=UTC) if v.tzinfo is None else v) if isinstance(v, datetime) else v
+        for k, v in values.items()
+    }
+
+
+def contents(db) -> list[list[dict]]:
+    with db.sessions() as session:
+        return [
+            sorted((columns(r) for r in session.scalars(select(table))), key=repr)
+            for table in (Baseline, FrozenVersion)
+        ]
+
+
+def counts(db) -> tuple[int, int]:
+    with db.sessions() as session:
+        return tuple(
+            session.scalar(select(func.count()).select_from(table))
+            for table in (Baseline, FrozenVersion)
+        )
+
+
+@pytest.fixture
+def source(tmp_path):
+    db = open_database(f"sqlite:///{tmp_path}/source.db")
+    seed(db)
+    return db
+
+
+@pytest.fixture
+def target(tmp_path):
+    return open_database(f"sqlite:///{tmp_path}/target.db")
+
+
+def test_round_trip_reproduces_the_rows_and_a_second_import_adds_nothing(source, target):
+    document = json.loads(json.dumps(export_document(source, None, None)))  # as a file holds it
+    assert (document["format"], document["version"]) == ("autotune-export", 1)
+    first = import_document(target, document)
+    assert (first.baselines_added, first.versions_added, first.skipped) == (4, 2, 0)
+    assert contents(target) == contents(source)
+    second = import_document(target, document)
+    assert (second.added, second.baselines_skipped, second.versions_skipped) == (0, 4, 2)
+    assert counts(target) == (4, 2)
+
+
+def test_export_filters_by_op_and_soc(source):
+    document = export_document(source, [OP], "H200")
+    assert {(b["op"], b["soc"]) for b in document["baselines"]} == {(OP, "H200")}
+    assert len(document["baselines"]) == 2
+    assert [v["op"] for v in document["frozen_versions"]] == [OP]
+
+
+def test_the_same_instant_in_another_timezone_is_the_same_row(source, target):
+    document = export_document(source, None, None)
+    import_document(target, document)
+    shifted = copy.deepcopy(document)
+    plus_two = timezone(timedelta(hours=2))
+    for row in shifted["baselines"]:
+        row["measured_at"] = (
+            datetime.fromisoformat(row["measured_at"]).astimezone(plus_two).isoformat()
+        )
+    assert import_document(target, shifted).added == 0
+    shifted["baselines"][0]["measured_at"] = (T0 + timedelta(microseconds=1)).isoformat()
+    assert import_document(target, shifted).baselines_added == 1
+
+
+def test_duplicates_inside_one_file_are_added_once(source, target):
+    document = export_document(source, [OP], "H200")
+    document["baselines"].append(document["baselines"][0])
+    result = import_document(target, document)
+    assert (result.baselines_added, result.baselines_skipped) == (2, 1)
+
+
+def _break(document: dict, damage: str) -> None:
+    last = document["baselines"][-1]  # the earlier rows are valid: none may be written either
+    if damage == "version":
+        document["version"] = 2
+    elif damage == "format":
+        document["format"] = "something-else"
+    elif damage == "missing":
+        del last["median_ms"]
+    elif damage == "string":
+        last["p80_ms"] = "0.27"
+    elif damage == "nan":
+        last["samples"][1] = float("nan")
+    elif damage == "naive_time":
+        last["measured_at"] = "2026-11-30T12:00:00"
+    elif damage == "nested_inf":
+        document["frozen_versions"][0]["entries"]["x"] = {"median_ms": float("inf")}
+    elif damage == "source":
+        last["source"] = "port_tuned"
+    elif damage == "not_a_list":
+        document["frozen_versions"] = {}
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        ("version", "unsupported export version 2; this autotune reads version 1"),
+        ("format", "not an autotune export: format is 'something-else', expected 'autotune-export'"),
+        ("missing", "baselines[3].median_ms: Field required"),
+        ("string", "baselines[3].p80_ms: Input should be a valid number"),
+        ("nan", "baselines[3].samples[1]: Input should be a finite number"),
+        ("naive_time", "baselines[3].measured_at: Input should have timezone info"),
+        ("nested_inf", "frozen_versions[0].entries: Value error, non-finite number inf"),
+        ("source", "baselines[3].source: Input should be 'upstream', 'port_default' or 'port_frozen'"),
+        ("not_a_list", "frozen_versions: Input should be a valid list"),
+    ],
+)  # fmt: skip
+def test_a_malformed_document_is_refused_with_nothing_written(source, target, damage, message):
+    document = export_document(source, None, None)
+    _break(document, damage)
+    with pytest.raises(UserError) as caught:
+        import_document(target, document)
+    assert str(caught.value) == message
+    assert counts(target) == (0, 0)
+
+
+def autotune(*args: str):
+    return subprocess.run(
+        [sys.executable, "-m", "autotuner", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "250"},
+        timeout=300,
+    )
+
+
+def test_cli_round_trip_and_one_line_errors(source, target, tmp_path):
+    file = tmp_path / "out" / "export.json"
+    exported = autotune("export", "--op", OP, "--soc", "H200", "--db", source.url, str(file))
+    assert exported.returncode == 0, exported.stderr
+    assert "exported 2 baselines and 1 frozen versions" in exported.stdout
+    assert os.listdir(file.parent) == ["export.json"]  # no temporary file left behind
+    imported = autotune("import", str(file), "--db", target.url)
+    assert imported.returncode == 0, imported.stderr
+    assert "2 baselines added, 0 skipped; 1 frozen versions added, 0 skipped" in imported.stdout
+    again = autotune("import", str(file), "--db", target.url)
+    assert "0 baselines added, 2 skipped; 0 frozen versions added, 1 skipped" in again.stdout
+
+    broken = tmp_path / "broken.json"
+    broken.write_text(file.read_text()[:-40])
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text(json.dumps({**json.loads(file.read_text()), "version": 7}))
+    for path, message in [
+        (broken, f"error: {broken} is not valid JSON: "),
+        (wrong, "error: unsupported export version 7; this autotune reads version 1"),
+        (tmp_path / "absent.json", f"error: cannot read {tmp_path / 'absent.json'}: "),
+    ]:
+        refused = autotune("import", str(path), "--db", target.url)
+        assert refused.returncode == 2
+        assert refused.stderr.startswith(message) and len(refused.stderr.splitlines()) == 1
+    assert counts(target) == (2, 1)
+
+    unknown = autotune("export", "--op", "no_such_op", "--db", source.url, str(tmp_path / "x.json"))
+    assert unknown.returncode == 2 and unknown.stderr.startswith("error: unknown op 'no_such_op'")
+    assert not (tmp_path / "x.json").exists()
