@@ -11,6 +11,7 @@ from sqlalchemy import (
     DateTime,
     Float,
     ForeignKey,
+    Index,
     Integer,
     String,
     UniqueConstraint,
@@ -119,6 +120,13 @@ class Baseline(Base):
     """
 
     __tablename__ = "autotune_baselines"
+    __table_args__ = (  # the newest row per group, and lists newest first (migration 0004)
+        Index(
+            "ix_autotune_baselines_newest",
+            "op", "soc", "case_name", "part", "source", "measured_at", "id",
+        ),
+        Index("ix_autotune_baselines_measured_at", "measured_at"),
+    )  # fmt: skip
 
     id: Mapped[int] = mapped_column(primary_key=True)
     op: Mapped[str] = mapped_column(String(128), index=True)
@@ -142,6 +150,9 @@ class CheckVerdict(Base):
     """One `autotune check` of a frozen (case, part) against its frozen-config baseline."""
 
     __tablename__ = "autotune_checks"
+    __table_args__ = (
+        Index("ix_autotune_checks_newest", "op", "soc", "case_name", "part", "checked_at", "id"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     op: Mapped[str] = mapped_column(String(128), index=True)

@@ -1,0 +1,107 @@
+"""The overview rows: per (op, soc, case, part) the frozen time, the GPU baseline and the check."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from autotuner.socs import CPU
+from ops import all_ops
+from storage import FrozenVersion
+
+from . import newest
+from .schemas import BaselineOut, CaseOut, CheckOut, FrozenKernelOut
+
+#: (op, soc, case, part)
+Key = tuple[str, str, str, str]
+
+
+def _part_of(parts: dict[str, tuple[str, ...]], kernel: str) -> str:
+    return next((part for part, kernels in parts.items() if kernel in kernels), kernel)
+
+
+def _kernel(kernel: str, entry: dict[str, Any]) -> FrozenKernelOut:
+    return FrozenKernelOut(
+        kernel=kernel,
+        config=entry.get("config") or {},
+        median_ms=entry.get("median_ms"),
+        default_ms=entry.get("default_ms"),
+        speedup_over_default=entry.get("speedup_over_default"),
+        beats_default=entry.get("beats_default"),
+        gpu_baseline_ms=entry.get("gpu_baseline_ms"),
+        gpu_baseline_soc=entry.get("gpu_baseline_soc"),
+        study=entry.get("study"),
+        trial=entry.get("trial"),
+    )
+
+
+def _total(values: list[float | None]) -> float | None:
+    return sum(values) if values and None not in values else None
+
+
+def case_rows(session: Session, op: str | None = None, soc: str | None = None) -> list[CaseOut]:
+    """Every (op, soc, case, part) with a frozen entry, a baseline or a check, sorted."""
+    kernels: dict[Key, list[FrozenKernelOut]] = defaultdict(list)
+    versions: dict[Key, FrozenVersion] = {}
+    baselines: dict[Key, list[BaselineOut]] = defaultdict(list)
+    checks: dict[Key, CheckOut] = {}
+    parts = {name: spec.parts for name, spec in all_ops().items()}
+    for version in newest.frozen_versions(session, op, soc):
+        op_parts = parts.get(version.op, {})
+        for name, entry in version.entries.items():
+            kernel, _, case = name.partition(" ")
+            key = (version.op, version.soc, case, _part_of(op_parts, kernel))
+            kernels[key].append(_kernel(kernel, entry))
+            versions[key] = version
+    for row in newest.baselines(session, op, soc):
+        key = (row.op, row.soc, row.case_name, row.part)
+        baselines[key].append(BaselineOut.model_validate(row))
+    for row in session.scalars(newest.checks_query(op, soc, only_regressed=False)):
+        checks[(row.op, row.soc, row.case_name, row.part)] = CheckOut.model_validate(row)
+    gpu = {(r.op, r.case_name, r.part): r for r in newest.gpu_baselines(session, op)}
+
+    rows = []
+    for key in sorted({*kernels, *baselines, *checks}, key=lambda k: (k[0], k[2], k[1], k[3])):
+        op_name, soc_name, case, part = key
+        frozen = sorted(kernels.get(key, []), key=lambda k: k.kernel)
+        wanted = parts.get(op_name, {}).get(part, (part,))
+        complete = {k.kernel for k in frozen} >= set(wanted)
+        frozen_ms = _total([k.median_ms for k in frozen]) if complete else None
+        default_ms = _total([k.default_ms for k in frozen]) if complete else None
+        interpreter = soc_name == CPU or any(b.interpreter for b in baselines.get(key, []))
+        speedup = gpu_ms = gpu_soc = ratio = None
+        if not interpreter:
+            if len(frozen) == 1:
+                speedup = frozen[0].speedup_over_default
+            elif frozen_ms and default_ms:
+                speedup = default_ms / frozen_ms
+            upstream = gpu.get((op_name, case, part))
+            if upstream:
+                gpu_ms, gpu_soc = upstream.median_ms, upstream.soc
+            elif len(frozen) == 1:  # recorded at freeze time
+                gpu_ms, gpu_soc = frozen[0].gpu_baseline_ms, frozen[0].gpu_baseline_soc
+            ratio = frozen_ms / gpu_ms if frozen_ms and gpu_ms else None
+        version = versions.get(key)
+        rows.append(
+            CaseOut(
+                op=op_name,
+                soc=soc_name,
+                case_name=case,
+                part=part,
+                interpreter=interpreter,
+                label=version.label if version else None,
+                frozen_at=version.created_at if version else None,
+                kernels=frozen,
+                frozen_ms=frozen_ms,
+                default_ms=default_ms,
+                speedup_over_default=speedup,
+                gpu_baseline_ms=gpu_ms,
+                gpu_baseline_soc=gpu_soc,
+                ratio_to_gpu=ratio,
+                baselines=sorted(baselines.get(key, []), key=lambda b: b.source),
+                check=checks.get(key),
+            )
+        )
+    return rows

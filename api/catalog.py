@@ -1,0 +1,38 @@
+"""The ops the service knows: those of `ops` and those found only in the database."""
+
+from __future__ import annotations
+
+from sqlalchemy import select, union
+from sqlalchemy.orm import Session
+
+from ops import all_ops
+from storage import Baseline, CheckVerdict, FrozenVersion, StudyRecord
+
+from .schemas import OpOut
+
+
+def _socs_by_op(session: Session) -> dict[str, set[str]]:
+    """Op -> the socs it has rows for (studies, frozen versions, baselines, checks)."""
+    models = (StudyRecord, FrozenVersion, Baseline, CheckVerdict)
+    found: dict[str, set[str]] = {}
+    for op, soc in session.execute(union(*(select(m.op, m.soc) for m in models))):
+        found.setdefault(op, set()).add(soc)
+    return found
+
+
+def known_ops(session: Session) -> list[OpOut]:
+    specs = all_ops()
+    socs = _socs_by_op(session)
+    out = []
+    for name in sorted({*specs, *socs}):
+        spec = specs.get(name)
+        out.append(
+            OpOut(
+                name=name,
+                known=spec is not None,
+                kernels=[k.name for k in spec.kernels] if spec else [],
+                parts={p: list(k) for p, k in spec.parts.items()} if spec else {},
+                socs=sorted(socs.get(name, ())),
+            )
+        )
+    return out

@@ -1,0 +1,91 @@
+"""The newest row of each group (frozen versions, baselines, checks), picked in SQL."""
+
+from __future__ import annotations
+
+from sqlalchemy import Select, and_, func, select
+from sqlalchemy.orm import Session, defer
+
+from storage import Baseline, CheckVerdict, FrozenVersion
+
+
+def _newest_ids(model, group: tuple, at, *where) -> Select:
+    """Ids of the newest row of each group: latest `at`, then highest id (index-friendly)."""
+    latest = select(*group, func.max(at).label("at")).where(*where).group_by(*group).subquery()
+    on = and_(*(column == latest.c[column.key] for column in group), at == latest.c.at)
+    return (
+        select(func.max(model.id))
+        .select_from(model)
+        .join(latest, on)
+        .where(*where)
+        .group_by(*group)
+    )
+
+
+def _filters(model, op: str | None, soc: str | None) -> list:
+    where = []
+    if op:
+        where.append(model.op == op)
+    if soc:
+        where.append(model.soc == soc)
+    return where
+
+
+def frozen_versions(session: Session, op: str | None, soc: str | None) -> list[FrozenVersion]:
+    """The newest frozen version of each (op, soc)."""
+    where = _filters(FrozenVersion, op, soc)
+    ids = (
+        select(func.max(FrozenVersion.id))
+        .where(*where)
+        .group_by(FrozenVersion.op, FrozenVersion.soc)
+    )
+    return list(session.scalars(select(FrozenVersion).where(FrozenVersion.id.in_(ids))))
+
+
+def baselines(session: Session, op: str | None, soc: str | None) -> list[Baseline]:
+    """The newest baseline of each (op, soc, case, part, source), without its samples."""
+    ids = _newest_ids(
+        Baseline,
+        (Baseline.op, Baseline.soc, Baseline.case_name, Baseline.part, Baseline.source),
+        Baseline.measured_at,
+        *_filters(Baseline, op, soc),
+    )
+    query = select(Baseline).where(Baseline.id.in_(ids))
+    return list(
+        session.scalars(query.options(defer(Baseline.samples), defer(Baseline.environment)))
+    )
+
+
+def gpu_baselines(session: Session, op: str | None) -> list[Baseline]:
+    """The newest upstream GPU (not interpreter) baseline of each (op, case, part), any soc."""
+    ids = _newest_ids(
+        Baseline,
+        (Baseline.op, Baseline.case_name, Baseline.part),
+        Baseline.measured_at,
+        Baseline.source == "upstream",
+        Baseline.interpreter.is_(False),
+        *_filters(Baseline, op, None),
+    )
+    query = select(Baseline).where(Baseline.id.in_(ids))
+    return list(
+        session.scalars(query.options(defer(Baseline.samples), defer(Baseline.environment)))
+    )
+
+
+def checks_query(op: str | None, soc: str | None, only_regressed: bool) -> Select:
+    """The newest check of each (op, soc, case, part), regressions first."""
+    ids = _newest_ids(
+        CheckVerdict,
+        (CheckVerdict.op, CheckVerdict.soc, CheckVerdict.case_name, CheckVerdict.part),
+        CheckVerdict.checked_at,
+        *_filters(CheckVerdict, op, soc),
+    )
+    query = select(CheckVerdict).where(CheckVerdict.id.in_(ids))
+    if only_regressed:
+        query = query.where(CheckVerdict.regressed.is_(True))
+    return query.options(defer(CheckVerdict.environment)).order_by(
+        CheckVerdict.regressed.desc(),
+        CheckVerdict.op,
+        CheckVerdict.soc,
+        CheckVerdict.case_name,
+        CheckVerdict.part,
+    )

@@ -1,0 +1,1 @@
+"""The service's routers: JSON under /api, HTML pages, and plotly's script."""

@@ -1,0 +1,183 @@
+"""Response models of the JSON API."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Generic, TypeVar
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, computed_field
+
+from autotuner.socs import CPU
+
+T = TypeVar("T")
+
+
+def _utc(value: datetime) -> datetime:
+    """SQLite (and Optuna's columns) hand back naive datetimes: they are UTC."""
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+Utc = Annotated[datetime, AfterValidator(_utc)]
+
+
+class OnSoc(BaseModel):
+    """Numbers of one soc; on `cpu` they are Triton interpreter times, never performance."""
+
+    soc: str
+
+    @computed_field
+    @property
+    def interpreter(self) -> bool:
+        return self.soc == CPU
+
+
+class Page(BaseModel, Generic[T]):
+    """One slice of a longer list."""
+
+    items: list[T]
+    total: int
+    limit: int
+    offset: int
+
+
+class Message(BaseModel):
+    detail: str
+
+
+class OpOut(BaseModel):
+    name: str
+    known: bool  # defined by a module of `ops` (else only found in the database)
+    kernels: list[str]
+    parts: dict[str, list[str]]
+    socs: list[str]  # socs with any data in the database
+
+
+class BaselineOut(BaseModel):
+    """A timing of one part; `interpreter` rows are Triton interpreter times, never performance."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    op: str
+    soc: str
+    case_name: str
+    part: str
+    source: str
+    label: str | None
+    configs: dict[str, Any]
+    median_ms: float
+    p20_ms: float
+    p80_ms: float
+    n: int
+    interpreter: bool
+    measured_at: Utc
+
+
+class CheckOut(OnSoc):
+    """One `autotune check` verdict of a (case, part) against its frozen-config baseline."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    op: str
+    case_name: str
+    part: str
+    label: str | None
+    baseline_id: int
+    median_ms: float
+    p20_ms: float
+    p80_ms: float
+    n: int
+    change: float
+    p_value: float
+    threshold: float
+    regressed: bool
+    gpu_ratio: float | None
+    checked_at: Utc
+
+
+class FrozenKernelOut(BaseModel):
+    """One kernel's entry of a frozen version."""
+
+    kernel: str
+    config: dict[str, Any]
+    median_ms: float | None
+    default_ms: float | None
+    speedup_over_default: float | None
+    beats_default: bool | None
+    gpu_baseline_ms: float | None
+    gpu_baseline_soc: str | None
+    study: str | None
+    trial: int | None
+
+
+class CaseOut(BaseModel):
+    """One (op, soc, case, part): frozen time, the GPU baseline, the newest baselines and check.
+
+    On an interpreter soc the times are interpreter times: ratios and speedups are left out.
+    """
+
+    op: str
+    soc: str
+    case_name: str
+    part: str
+    interpreter: bool
+    label: str | None
+    frozen_at: Utc | None
+    kernels: list[FrozenKernelOut]
+    frozen_ms: float | None  # sum over the part's kernels, when all are frozen
+    default_ms: float | None
+    speedup_over_default: float | None
+    gpu_baseline_ms: float | None
+    gpu_baseline_soc: str | None
+    ratio_to_gpu: float | None  # frozen / GPU baseline
+    baselines: list[BaselineOut]  # the newest per source on this soc
+    check: CheckOut | None
+
+
+class FrozenVersionOut(OnSoc):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    op: str
+    label: str
+    created_at: Utc
+    content_hash: str
+    entries: dict[str, dict[str, Any]]  # "kernel case" -> config and numbers
+
+
+class StudyOut(OnSoc):
+    """Our record of one Optuna study, with its trials counted by state."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    name: str
+    op: str
+    kernel: str
+    case_name: str
+    source_hash: str
+    strategy: str
+    budget: int
+    feasible_size: int
+    default_config: dict[str, Any]
+    verdict: dict[str, Any] | None
+    verdict_at: Utc | None
+    created_at: Utc
+    trials: dict[str, int] = {}  # state -> count
+
+
+class TrialOut(BaseModel):
+    number: int
+    state: str
+    value: float | None  # median ms of a complete trial (None if not finite)
+    config: dict[str, Any] | None
+    source: str | None  # how the config was chosen: default, local, tpe, ...
+    category: str | None  # failure category (compile, resource, timeout, infeasible, ...)
+    message: str | None
+    started_at: Utc | None
+    completed_at: Utc | None
+
+
+class ImportResult(BaseModel):
+    summary: Any  # what the import reports

@@ -1,0 +1,273 @@
+"""The JSON API and the HTML pages over a seeded SQLite database (no GPU, no interpreter)."""
+
+import sys
+import types
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.formatting import ms
+from api.main import create_app
+from autotuner.errors import UserError
+from autotuner.settings import settings
+from ops import all_ops
+from tests.dashboard_seed import (
+    CASE_A,
+    CASE_B,
+    CASE_CPU,
+    EXPECTED,
+    FLASH,
+    JTPD,
+    LEGACY,
+    MAIN_COMPLETE,
+    MAIN_FAILED,
+    REGRESSED,
+    STUDY_CPU,
+    STUDY_MAIN,
+    seed,
+)
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory):
+    return seed(tmp_path_factory.mktemp("dashboard"))
+
+
+@pytest.fixture(scope="module")
+def client(seeded):
+    return TestClient(create_app(seeded.url))
+
+
+@pytest.fixture
+def api_token(monkeypatch):
+    """Set AUTOTUNE_API_TOKEN (None: unset) for the app's settings."""
+
+    def use(token: str | None) -> None:
+        if token is None:
+            monkeypatch.delenv("AUTOTUNE_API_TOKEN", raising=False)
+        else:
+            monkeypatch.setenv("AUTOTUNE_API_TOKEN", token)
+        settings.cache_clear()
+
+    yield use
+    settings.cache_clear()
+
+
+def _cases(client, **params) -> dict:
+    body = client.get("/api/cases", params={"limit": 1000, **params}).json()
+    assert body["total"] == len(body["items"])
+    return {(c["op"], c["soc"], c["case_name"], c["part"]): c for c in body["items"]}
+
+
+def test_cases_match_the_seeded_rows(client):
+    cases = _cases(client)
+    assert set(EXPECTED) <= set(cases)
+    for key, (frozen, gpu, ratio, speedup) in EXPECTED.items():
+        row = cases[key]
+        assert row["frozen_ms"] == pytest.approx(frozen), key
+        assert row["gpu_baseline_ms"] == pytest.approx(gpu), key
+        assert row["ratio_to_gpu"] == pytest.approx(ratio), key
+        assert row["speedup_over_default"] == pytest.approx(speedup), key
+    main = cases[(JTPD, "H200", CASE_A, "fwd")]
+    assert main["label"] == "M1"  # the newest frozen version, not M0
+    assert {b["source"]: b["median_ms"] for b in main["baselines"]} == {
+        "port_default": 0.0311,
+        "port_frozen": 0.02905,
+        "upstream": 0.0305,  # the newer of two upstream timings
+    }
+    assert main["check"]["regressed"] and main["check"]["change"] == pytest.approx(0.081)
+    assert cases[(JTPD, "H200", CASE_B, "fwd")]["check"]["regressed"] is False
+    bwd = cases[(FLASH, "910B", "b1024_n256_d128_t128_bf16", "bwd")]
+    assert sorted(k["kernel"] for k in bwd["kernels"]) == [
+        "bwd_dk",
+        "bwd_dv_db_dq",
+        "bwd_preprocess",
+    ]
+    assert bwd["gpu_baseline_soc"] == "H200"
+    interpreted = cases[(JTPD, "cpu", CASE_CPU, "fwd")]
+    assert interpreted["interpreter"] is True and interpreted["frozen_ms"] == 12.5
+
+
+def test_cases_filters_and_pages(client):
+    assert {k[0] for k in _cases(client, op=FLASH)} == {FLASH}
+    assert list(_cases(client, soc="cpu")) == [(JTPD, "cpu", CASE_CPU, "fwd")]
+    assert _cases(client, op="no_such_op") == {}
+    everything = client.get("/api/cases", params={"limit": 1000}).json()["items"]
+    first = client.get("/api/cases", params={"limit": 3}).json()
+    rest = client.get("/api/cases", params={"limit": 1000, "offset": 3}).json()
+    assert (first["total"], first["limit"], first["offset"]) == (len(everything), 3, 0)
+    assert first["items"] + rest["items"] == everything
+    for bad in ({"limit": 0}, {"limit": 1001}, {"offset": -1}, {"op": "a b"}):
+        assert client.get("/api/cases", params=bad).status_code == 422, bad
+
+
+def test_baselines_filters_and_pages(client):
+    upstream = client.get("/api/baselines", params={"source": "upstream"}).json()
+    assert upstream["total"] == 6
+    assert all(b["source"] == "upstream" for b in upstream["items"])
+    times = [b["measured_at"] for b in upstream["items"]]
+    assert times == sorted(times, reverse=True)
+    cpu = client.get("/api/baselines", params={"op": JTPD, "soc": "cpu"}).json()
+    assert [(b["soc"], b["interpreter"]) for b in cpu["items"]] == [("cpu", True)]
+    page = client.get("/api/baselines", params={"limit": 2, "offset": 8}).json()
+    assert (page["total"], len(page["items"])) == (9, 1)
+
+
+def test_frozen_versions_newest_first(client):
+    body = client.get("/api/frozen-versions", params={"op": JTPD, "soc": "H200"}).json()
+    assert [v["label"] for v in body["items"]] == ["M1", "M0"]
+    assert body["items"][0]["entries"][f"fwd {CASE_A}"]["median_ms"] == 0.02903
+    assert client.get("/api/frozen-versions").json()["total"] == 5
+    on_cpu = client.get("/api/frozen-versions", params={"soc": "cpu"}).json()["items"]
+    assert [(v["label"], v["interpreter"]) for v in on_cpu] == [("M1", True)]
+
+
+def test_regressions_are_the_newest_checks(client):
+    regressed = client.get("/api/regressions").json()["items"]
+    assert [(c["op"], c["soc"], c["case_name"], c["part"]) for c in regressed] == [REGRESSED]
+    latest = client.get("/api/regressions", params={"only_regressed": False}).json()
+    assert latest["total"] == 2  # CASE_A's older, passing check is superseded
+    assert [c["regressed"] for c in latest["items"]] == [True, False]
+    assert client.get("/api/regressions", params={"soc": "910B"}).json()["total"] == 0
+
+
+def test_ops_known_and_from_the_database(client):
+    ops = {o["name"]: o for o in client.get("/api/ops").json()}
+    assert set(all_ops()) | {LEGACY} == set(ops)
+    assert ops[LEGACY]["known"] is False and ops[LEGACY]["socs"] == ["A100"]
+    assert ops[FLASH]["parts"]["bwd"] == ["bwd_preprocess", "bwd_dv_db_dq", "bwd_dk"]
+    assert ops[JTPD]["socs"] == ["H200", "cpu"]
+
+
+def test_studies_count_trials_by_state(client, seeded):
+    studies = {s["name"]: s for s in client.get("/api/studies").json()["items"]}
+    assert studies[STUDY_MAIN]["trials"] == {"COMPLETE": MAIN_COMPLETE, "FAIL": MAIN_FAILED}
+    assert studies[STUDY_CPU]["trials"] == {"COMPLETE": 1}
+    assert (studies[STUDY_CPU]["interpreter"], studies[STUDY_MAIN]["interpreter"]) == (True, False)
+    assert studies[STUDY_MAIN]["verdict"]["beats_default"] is True
+    only_cpu = client.get("/api/studies", params={"soc": "cpu"}).json()
+    assert [s["name"] for s in only_cpu["items"]] == [STUDY_CPU]
+    assert client.get("/api/studies", params={"limit": 1}).json()["total"] == 2
+
+
+def test_trials_of_a_study(client, seeded):
+    url = f"/api/studies/{seeded.study_ids[STUDY_MAIN]}/trials"
+    body = client.get(url, params={"limit": 10, "offset": 5}).json()
+    assert (body["total"], body["limit"], body["offset"]) == (MAIN_COMPLETE + MAIN_FAILED, 10, 5)
+    assert [t["number"] for t in body["items"]] == list(range(5, 15))
+    complete = body["items"][0]
+    assert complete["state"] == "COMPLETE" and complete["value"] == pytest.approx(0.026)
+    assert complete["config"] == {"BLOCK_N": 32, "num_warps": 2}
+    failed = body["items"][-1]
+    assert (failed["state"], failed["value"], failed["category"]) == ("FAIL", None, "compile")
+    assert failed["message"] == "out of resources (14)"
+
+
+def test_unknown_study_is_404(client):
+    response = client.get("/api/studies/999999/trials")
+    assert response.status_code == 404
+    assert response.json() == {"detail": "no study with id 999999"}
+
+
+@pytest.fixture
+def imported(monkeypatch):
+    """autotuner.transfer stood in for: import_document records its documents."""
+    calls = []
+
+    def import_document(db, document):
+        if "bad" in document:
+            raise UserError("not an export document: no 'format' field")
+        calls.append((db.url, document))
+        return {"baselines": 1}
+
+    module = types.ModuleType("autotuner.transfer")
+    module.import_document = import_document
+    monkeypatch.setitem(sys.modules, "autotuner.transfer", module)
+    return calls
+
+
+def test_import_is_off_without_a_token_setting(client, api_token, imported):
+    for unset in (None, ""):  # docker compose passes an empty AUTOTUNE_API_TOKEN
+        api_token(unset)
+        response = client.post(
+            "/api/import", json={"format": 1}, headers={"Authorization": "Bearer x"}
+        )
+        assert response.status_code == 403
+        assert response.json() == {"detail": "writing is disabled"}
+    assert imported == []
+
+
+def test_import_needs_the_right_token(client, api_token, imported):
+    api_token("s3cret")
+    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic czNjcmV0"}):
+        response = client.post("/api/import", json={"format": 1}, headers=headers)
+        assert response.status_code == 401, headers
+        assert response.headers["www-authenticate"] == "Bearer"
+    assert imported == []
+
+
+def test_import_with_the_token(client, api_token, imported, seeded):
+    api_token("s3cret")
+    auth = {"Authorization": "Bearer s3cret"}
+    response = client.post("/api/import", json={"format": 1}, headers=auth)
+    assert response.status_code == 200
+    assert response.json() == {"summary": {"baselines": 1}}
+    assert imported == [(seeded.url, {"format": 1})]
+    malformed = client.post("/api/import", json={"bad": True}, headers=auth)
+    assert malformed.status_code == 422
+    assert malformed.json()["detail"][0]["msg"] == "not an export document: no 'format' field"
+    assert client.post("/api/import", content=b"[1]", headers=auth).status_code == 422
+
+
+def test_import_round_trip(client, api_token, seeded, tmp_path):
+    """The real autotuner.transfer: the seeded database's export fills an empty one."""
+    from autotuner.transfer import export_document
+    from storage import open_database
+
+    api_token("s3cret")
+    document = export_document(open_database(seeded.url), None, None)
+    empty = TestClient(create_app(f"sqlite:///{tmp_path / 'empty.db'}"))
+    response = empty.post("/api/import", json=document, headers={"Authorization": "Bearer s3cret"})
+    assert response.status_code == 200, response.text
+    for path in ("/api/baselines", "/api/frozen-versions"):
+        assert empty.get(path).json()["total"] == client.get(path).json()["total"] > 0
+
+
+def test_overview_page(client):
+    response = client.get("/")
+    assert response.status_code == 200 and "text/html" in response.headers["content-type"]
+    html = response.text
+    for frozen, gpu, _, _ in EXPECTED.values():
+        assert ms(frozen) in html
+        assert gpu is None or ms(gpu) in html
+    assert "0.02903" in html and "0.03050" in html  # frozen and newest GPU baseline of CASE_A
+    assert "regressed +8.1%" in html
+    assert f"{ms(12.5)} (interpreter)" in html  # interpreter times say so
+    assert "<script" not in html  # the table is plain HTML
+
+
+def test_op_page(client):
+    html = client.get(f"/ops/{JTPD}").text
+    assert '<script src="/static/plotly.min.js"></script>' in html
+    assert html.count('class="chart history"') == 2  # one per study
+    assert html.count('class="chart importances"') == 1
+    assert "parameter importances need 2 or more completed trials" in html
+    assert "BLOCK_N=64, num_warps=4" in html
+    assert ">M0<" in html and ">M1<" in html  # history across labels
+    assert "Interpreter times: correctness only, not performance." in html
+    assert "cdn" not in html.lower() and "https://" not in html
+    assert client.get(f"/ops/{LEGACY}").status_code == 200
+    assert client.get("/ops/no_such_op").status_code == 404
+
+
+def test_regressions_page(client):
+    html = client.get("/regressions").text
+    assert "1 of 2 latest checks regressed" in html
+    assert CASE_A in html and "+8.1%" in html
+
+
+def test_plotly_is_served_locally(client):
+    response = client.get("/static/plotly.min.js")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/javascript")
+    assert len(response.content) > 1_000_000

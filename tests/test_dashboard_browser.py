@@ -1,0 +1,156 @@
+"""The dashboard in a real headless Chromium: tables match the database, charts render, no errors."""
+
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import uvicorn
+from sqlalchemy import select
+
+from api.formatting import ms
+from api.main import create_app
+from autotuner.baseline import latest
+from storage import FrozenVersion, open_database
+from tests.dashboard_seed import CASE_A, EXPECTED, JTPD, REGRESSED, seed
+
+CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+pytestmark = pytest.mark.skipif(
+    not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
+    reason=f"needs Chromium at {CHROMIUM} and chromedriver at {CHROMEDRIVER}",
+)
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory):
+    return seed(tmp_path_factory.mktemp("browser"))
+
+
+@pytest.fixture(scope="module")
+def base_url(seeded):
+    """The app under uvicorn in a thread, on a port the OS picked."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(create_app(seeded.url), log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    server.should_exit = True
+    thread.join(10)
+    sock.close()
+
+
+def _chrome(javascript: bool):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    options = Options()
+    options.binary_location = str(CHROMIUM)
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage"):
+        options.add_argument(argument)
+    options.add_argument("--window-size=1400,1000")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    if not javascript:
+        options.add_experimental_option(
+            "prefs", {"profile.managed_default_content_settings.javascript": 2}
+        )
+    return webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    driver = _chrome(javascript=True)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="module")
+def browser_without_js():
+    driver = _chrome(javascript=False)
+    yield driver
+    driver.quit()
+
+
+def _table(driver) -> dict[tuple, dict[str, object]]:
+    """(op, soc, case, part) -> data-col -> the cell element, of the page's cases table."""
+    from selenium.webdriver.common.by import By
+
+    rows = {}
+    for tr in driver.find_elements(By.CSS_SELECTOR, "table.cases tbody tr"):
+        key = tuple(tr.get_attribute(f"data-{a}") for a in ("op", "soc", "case", "part"))
+        cells = tr.find_elements(By.CSS_SELECTOR, "td[data-col]")
+        rows[key] = {td.get_attribute("data-col"): td for td in cells}
+    return rows
+
+
+def _severe(driver) -> list[dict]:
+    return [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def test_overview_cells_match_the_database(browser, base_url, seeded):
+    browser.get(f"{base_url}/")
+    rows = _table(browser)
+    assert set(EXPECTED) <= set(rows)
+    db = open_database(seeded.url)
+    with db.sessions() as session:
+        for (op, soc, case, part), (frozen, gpu, _, _) in EXPECTED.items():
+            cells = rows[(op, soc, case, part)]
+            newest = session.scalars(
+                select(FrozenVersion)
+                .where(FrozenVersion.op == op, FrozenVersion.soc == soc)
+                .order_by(FrozenVersion.id.desc())
+            ).first()
+            if part == "fwd":  # a one-kernel part: its frozen entry's time, as stored
+                assert newest.entries[f"fwd {case}"]["median_ms"] == frozen
+            text = cells["frozen_ms"].text
+            assert text == (f"{ms(frozen)} (interpreter)" if soc == "cpu" else ms(frozen))
+            upstream = latest(session, op, case, part, "upstream")  # newest GPU timing
+            if soc != "cpu" and upstream is not None:
+                assert cells["gpu_baseline_ms"].text == ms(upstream.median_ms)
+            assert cells["gpu_baseline_ms"].text == ms(gpu)
+    db.engine.dispose()
+    assert rows[REGRESSED]["check"].text == "regressed +8.1%"
+    assert "bad" in rows[REGRESSED]["check"].get_attribute("class")
+    beats = rows[(JTPD, "H200", CASE_A, "fwd")]
+    assert "good" in beats["ratio_to_gpu"].get_attribute("class")  # 0.952 of the GPU's time
+    assert "interp" in rows[(JTPD, "cpu", "b1_n8_d16_fp32", "fwd")]["frozen_ms"].get_attribute(
+        "class"
+    )
+    assert _severe(browser) == []
+
+
+def test_op_page_draws_its_charts(browser, base_url):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(f"{base_url}/ops/{JTPD}")
+    charts = browser.find_elements(By.CSS_SELECTOR, "div.chart")
+    assert len(charts) == 3  # two histories, one importance plot
+
+    def drawn(_driver) -> bool:
+        return all(
+            chart.find_elements(By.CSS_SELECTOR, ".plot-container .main-svg") for chart in charts
+        )
+
+    WebDriverWait(browser, 30).until(drawn)
+    assert all(chart.size["height"] > 100 for chart in charts)
+    assert set(_table(browser)) == {k for k in EXPECTED if k[0] == JTPD}
+    assert _severe(browser) == []
+
+
+def test_overview_without_javascript(browser_without_js, base_url):
+    from selenium.webdriver.common.by import By
+
+    browser_without_js.get(f"{base_url}/")
+    rows = _table(browser_without_js)
+    assert set(EXPECTED) <= set(rows)
+    assert rows[(JTPD, "H200", CASE_A, "fwd")]["frozen_ms"].text == ms(0.02903)
+    browser_without_js.get(f"{base_url}/ops/{JTPD}")  # scripts really are off: no chart drawn
+    assert browser_without_js.find_elements(By.CSS_SELECTOR, "div.chart")
+    assert not browser_without_js.find_elements(By.CSS_SELECTOR, ".plot-container")
