@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from autotuner.socs import CPU
 from ops import all_ops
-from storage import FrozenVersion
+from storage import Baseline, CheckVerdict, FrozenVersion
 
 from . import newest
 from .schemas import BaselineOut, CaseOut, CheckOut, FrozenKernelOut
@@ -41,8 +42,34 @@ def _total(values: list[float | None]) -> float | None:
     return sum(values) if values and None not in values else None
 
 
+#: (op, soc) -> (data version, rows): the rows change only when one of the three tables grows.
+_CACHE: dict[tuple[str | None, str | None], tuple[tuple, list[CaseOut]]] = {}
+_CACHE_SIZE = 256
+
+
+def _data_version(session: Session) -> tuple:
+    """The newest id of each table the rows come from (rows are only ever added)."""
+    newest = [
+        select(func.max(m.id)).scalar_subquery() for m in (FrozenVersion, Baseline, CheckVerdict)
+    ]
+    return (str(session.get_bind().url), *session.execute(select(*newest)).one())
+
+
 def case_rows(session: Session, op: str | None = None, soc: str | None = None) -> list[CaseOut]:
-    """Every (op, soc, case, part) with a frozen entry, a baseline or a check, sorted."""
+    """Every (op, soc, case, part) with a frozen entry, a baseline or a check, sorted; rebuilt
+    only when the data changed (the overview of a large campaign takes a few hundred ms)."""
+    version = _data_version(session)
+    cached = _CACHE.get((op, soc))
+    if cached and cached[0] == version:
+        return cached[1]
+    rows = _build_rows(session, op, soc)
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.clear()
+    _CACHE[(op, soc)] = (version, rows)
+    return rows
+
+
+def _build_rows(session: Session, op: str | None, soc: str | None) -> list[CaseOut]:
     kernels: dict[Key, list[FrozenKernelOut]] = defaultdict(list)
     versions: dict[Key, FrozenVersion] = {}
     baselines: dict[Key, list[BaselineOut]] = defaultdict(list)

@@ -56,19 +56,29 @@ def baselines(session: Session, op: str | None, soc: str | None) -> list[Baselin
 
 
 def gpu_baselines(session: Session, op: str | None) -> list[Baseline]:
-    """The newest upstream GPU (not interpreter) baseline of each (op, case, part), any soc."""
+    """The newest upstream GPU (not interpreter) baseline of each (op, case, part), any soc.
+
+    Picked from the newest of each (op, soc, case, part, source), the grouping the index serves;
+    grouping across socs in SQL made SQLite scan and join the whole table.
+    """
     ids = _newest_ids(
         Baseline,
-        (Baseline.op, Baseline.case_name, Baseline.part),
+        (Baseline.op, Baseline.soc, Baseline.case_name, Baseline.part, Baseline.source),
         Baseline.measured_at,
         Baseline.source == "upstream",
         Baseline.interpreter.is_(False),
         *_filters(Baseline, op, None),
     )
     query = select(Baseline).where(Baseline.id.in_(ids))
-    return list(
-        session.scalars(query.options(defer(Baseline.samples), defer(Baseline.environment)))
-    )
+    newest: dict[tuple[str, str, str], Baseline] = {}
+    for row in session.scalars(query.options(defer(Baseline.samples), defer(Baseline.environment))):
+        key = (row.op, row.case_name, row.part)
+        if key not in newest or (row.measured_at, row.id) > (
+            newest[key].measured_at,
+            newest[key].id,
+        ):
+            newest[key] = row
+    return list(newest.values())
 
 
 def checks_query(op: str | None, soc: str | None, only_regressed: bool) -> Select:

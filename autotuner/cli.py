@@ -323,13 +323,23 @@ def status(
 
     from .report import summarize
     from .settings import settings
+    from .socs import is_npu_soc
 
     summaries = summarize(open_database(db or settings().db), op=op, soc=soc)
     if not summaries:
         console.print("no studies yet")
         return
     for op_name in sorted({s.op for s in summaries}):
-        console.print(_summary_table([s for s in summaries if s.op == op_name], op_name))
+        group = [s for s in summaries if s.op == op_name]
+        table = _summary_table(group, op_name)
+        if any(is_npu_soc(s.soc) for s in group):
+            # ub_overflow failures per study: how often the static unified-buffer model missed.
+            rows = list(zip(*(list(column.cells) for column in table.columns), strict=True))
+            table = _summary_table([], op_name)
+            table.add_column("UB misses", justify="right")
+            for cells, s in zip(rows, group, strict=True):
+                table.add_row(*cells, str(s.ub_misses) if is_npu_soc(s.soc) else "-")
+        console.print(table)
 
 
 @app.command()

@@ -21,8 +21,10 @@ BEGIN_MARKER = (
     "# >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>"
 )
 END_MARKER = "# <<< autotune generated block <<<"
-#: Launch options each device type understands; constexpr tunables are the BLOCK_* names.
-LAUNCH_OPTIONS = {"cuda": ("num_warps", "num_stages"), "npu": ("multibuffer",)}
+#: Launch options each device type understands; constexpr tunables are the BLOCK_* names. On an
+#: NPU, triton-ascend uses num_warps in SIMT mode (the 950 family) and ignores it in SIMD mode;
+#: only the 950 socs search it (autotuner.backends.npu).
+LAUNCH_OPTIONS = {"cuda": ("num_warps", "num_stages"), "npu": ("multibuffer", "num_warps")}
 
 FrozenConfigs = dict[str, dict[str, list[dict[str, Any]]]]
 

@@ -9,6 +9,7 @@ the parent, "timeout" and "crash" (the worker was replaced).
 
 from __future__ import annotations
 
+import subprocess
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -37,8 +38,20 @@ class Outcome:
         return asdict(self)
 
 
+def _compiler_errors(exc: BaseException) -> list[str]:
+    """The error lines a failed compiler process wrote: triton-ascend 3.2 lets bishengir-compile's
+    CalledProcessError through, whose message leaves out its stderr ("error: ub overflow, ...")."""
+    if not isinstance(exc, subprocess.CalledProcessError):
+        return []
+    streams = (exc.stderr, exc.stdout)
+    text = "\n".join(
+        s.decode(errors="replace") if isinstance(s, bytes) else s or "" for s in streams
+    )
+    return [line.strip() for line in text.splitlines() if "error" in line.lower()]
+
+
 def classify(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}".lower()
+    text = "\n".join([f"{type(exc).__name__}: {exc}", *_compiler_errors(exc)]).lower()
     if "ub overflow" in text:
         return "ub_overflow"
     if (
@@ -47,14 +60,21 @@ def classify(exc: BaseException) -> str:
         or isinstance(exc, torch.OutOfMemoryError)
     ):
         return "resource"
-    if "compilationerror" in text or "compilation" in type(exc).__name__.lower():
+    if (
+        "compilationerror" in text
+        or "compilation" in type(exc).__name__.lower()
+        or isinstance(exc, subprocess.CalledProcessError)  # a compiler stage (triton-ascend)
+    ):
         return "compile"
     return "runtime"
 
 
 def short(exc: BaseException, limit: int = 500) -> str:
+    """The exception's type and last line, or the first error line of a failed compiler."""
     lines = [line for line in str(exc).strip().splitlines() if line.strip()]
-    return (f"{type(exc).__name__}: " + (lines[-1] if lines else ""))[:limit]
+    errors = _compiler_errors(exc)
+    text = errors[0] if errors else lines[-1] if lines else ""
+    return f"{type(exc).__name__}: {text}"[:limit]
 
 
 class CaseRunner:

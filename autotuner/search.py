@@ -109,6 +109,8 @@ class Plan:
     source_hash: str
     strategy: str
     budget: int  # measured configs (complete or failed), statically rejected ones not counted
+    #: Why the static constraints would reject the default, which is measured all the same.
+    default_violation: str | None = None
 
     @classmethod
     def make(
@@ -124,7 +126,7 @@ class Plan:
         """`trials`: a number of measured configs, or a float in (0, 1]: that share of the
         feasible configs."""
         space = space_for(kernel, launch_options)
-        default = space.restrict(kernel.default(case))
+        default = space.complete(kernel.default(case))
         feasible, rejected = [], {}
         for config in space.configs():
             reason = kernel.violation(config, case, limits)
@@ -152,6 +154,7 @@ class Plan:
             source,
             strategy,
             budget,
+            kernel.violation(default, case, limits),
         )
 
 
@@ -469,6 +472,12 @@ class Study:
             )
         self.storage.set_trial_user_attr(trial_id, "config", config)
         self.storage.set_trial_user_attr(trial_id, "source", source)
+        if config == self.plan.default and self.plan.default_violation:
+            # The one config measured against the static model's verdict: a failure of it is
+            # no miss of the model (report.StudySummary.ub_misses).
+            self.storage.set_trial_user_attr(
+                trial_id, "static_violation", self.plan.default_violation
+            )
         number = self.storage.get_trial_number_from_id(trial_id)
         self.finish_claim(claim_id, "running", number)
         return Proposal(config, source, claim_id, number)

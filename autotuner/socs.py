@@ -39,6 +39,11 @@ SOC_PATTERNS: tuple[tuple[str, str], ...] = (
 VENDOR_WORDS = ("NVIDIA", "GeForce", "Tesla", "Quadro")
 
 
+def is_npu_soc(soc: str) -> bool:
+    """An Ascend soc: a known one, or an unknown Ascend device name kept verbatim."""
+    return soc in NPU_SOCS or soc.startswith("Ascend")
+
+
 def soc_from_device_name(name: str) -> str:
     """`Ascend950PR_9599` -> `950PR`, `NVIDIA A100-SXM4-80GB` -> `A100`.
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -20,15 +21,22 @@ def config_key(config: Config) -> str:
     return json.dumps(dict(sorted(config.items())), separators=(",", ":"))
 
 
+def _are_ints(values: tuple[int, ...]) -> bool:
+    """Integers proper: booleans (on/off options such as multibuffer) are categories."""
+    return not any(isinstance(v, bool) for v in values)
+
+
 def _is_pow2_run(values: tuple[int, ...]) -> bool:
-    exps = [math.log2(v) if v > 0 else -1 for v in values]
+    if not _are_ints(values) or min(values) <= 0:
+        return False
+    exps = [math.log2(v) for v in values]
     return all(e.is_integer() for e in exps) and exps == list(
         range(int(exps[0]), int(exps[0]) + len(exps))
     )
 
 
 def _is_int_run(values: tuple[int, ...]) -> bool:
-    return list(values) == list(range(values[0], values[0] + len(values)))
+    return _are_ints(values) and list(values) == list(range(values[0], values[0] + len(values)))
 
 
 def param_name(tunable: Tunable) -> str:
@@ -50,8 +58,18 @@ class SearchSpace:
         names = {t.name for t in self.tunables}
         return {k: v for k, v in config.items() if k in names}
 
+    def complete(self, config: Config) -> Config:
+        """`config` restricted to this space, plus the launch options it leaves out at the value a
+        launch without them gets (e.g. upstream's default, which cannot name multibuffer)."""
+        missing = [t for t in self.tunables if t.name not in config]
+        unset = [t.name for t in missing if t.default is None]
+        if unset:
+            raise ValueError(f"config {config} names no {', '.join(unset)}, which have no default")
+        return {**self.restrict(config), **{t.name: t.default for t in missing}}
+
     def distributions(self) -> dict[str, BaseDistribution]:
-        """Powers of two as their exponent, runs of integers as integers: both ordinal for TPE."""
+        """Powers of two as their exponent, runs of integers as integers: both ordinal for TPE;
+        anything else (multibuffer's off and on) as categories."""
         out: dict[str, BaseDistribution] = {}
         for t in self.tunables:
             if _is_pow2_run(t.values):
@@ -88,7 +106,7 @@ class SearchSpace:
         tunables = []
         for t in self.tunables:
             used = [t.values.index(c[t.name]) for c in configs]
-            tunables.append(Tunable(t.name, t.values[min(used) : max(used) + 1], t.launch_option))
+            tunables.append(dataclasses.replace(t, values=t.values[min(used) : max(used) + 1]))
         return SearchSpace(self.kernel, tuple(tunables))
 
     def contains(self, config: Config) -> bool:

@@ -16,6 +16,7 @@ from autotuner.upstream import load
 
 from .jagged import case_offsets, skewed_lengths
 from .spec import (
+    MULTIBUFFER,
     Case,
     CaseKind,
     Config,
@@ -66,6 +67,7 @@ COPY_KERNEL = dict(
         Tunable("BLOCK_ROW", pow2_range(1, 128)),
         Tunable("BLOCK_COL", pow2_range(16, 512)),
         Tunable("num_warps", (1, 2, 4, 8), launch_option=True),
+        MULTIBUFFER,
     ),
     default=lambda case: {"BLOCK_ROW": UPSTREAM_BLOCK, "BLOCK_COL": UPSTREAM_BLOCK, "num_warps": 4},
     grid=_grid,

@@ -15,6 +15,7 @@ from autotuner.upstream import load
 from .jagged import case_offsets, pad_rows, skewed_lengths
 from .ports import load_port
 from .spec import (
+    MULTIBUFFER,
     Case,
     CaseKind,
     Config,
@@ -35,6 +36,7 @@ BLOCK_T = Tunable("BLOCK_T", pow2_range(16, 128))
 BLOCK_L = Tunable("BLOCK_L", pow2_range(16, 128))
 # The attention kernels' grid is the 96-config one DESIGN.md measured on an H200; the
 # preprocess (no dot, no pipelined loop worth the name) gets all warp counts and no stages.
+# MULTIBUFFER joins the space on Ascend only (a backend leaves out the options it does not know).
 NUM_WARPS = Tunable("num_warps", (2, 4, 8), launch_option=True)
 NUM_STAGES = Tunable("num_stages", (2, 3), launch_option=True)
 
@@ -98,7 +100,7 @@ L_FITS = block_at_most(
 )
 D_FITS = block_at_most("BLOCK_D", lambda c: max(16, next_pow2(c.shape["D"])), "D")
 
-ATTENTION_TUNABLES = (BLOCK_T, BLOCK_L, NUM_WARPS, NUM_STAGES)
+ATTENTION_TUNABLES = (BLOCK_T, BLOCK_L, NUM_WARPS, NUM_STAGES, MULTIBUFFER)
 
 # (B, max_seq_len, D, T, lengths): B=1, empty sequences, truncation past max_seq_len, T and
 # max_seq_len not multiples of any block, and a D that is not a power of two (upstream cannot).
@@ -156,6 +158,7 @@ class JaggedDenseFlashAttention(OpSpec):
                 Tunable("BLOCK_T", pow2_range(16, 256)),
                 Tunable("BLOCK_D", pow2_range(16, 256)),
                 Tunable("num_warps", (1, 2, 4, 8), launch_option=True),
+                MULTIBUFFER,
             ),
             outputs=("delta",),
             default=lambda c: {

@@ -54,6 +54,16 @@ class Tunable:
     values: tuple[int, ...]
     #: A launch option (num_warps, num_stages, multibuffer) rather than a constexpr of the kernel.
     launch_option: bool = False
+    #: The value a launch that leaves this option out gets (the compiler's own default), for the
+    #: options upstream's default config cannot name; None where the default config names it.
+    default: int | None = None
+
+
+#: triton-ascend's `multibuffer` launch option: double-buffer the tiles of a loop in the unified
+#: buffer (`--enable-auto-multi-buffer` of its compiler). Off and on, as booleans: the value
+#: triton-ascend declares, kept as is in JSON and in the generated blocks. A launch that leaves it
+#: out gets triton-ascend 3.2's default, on (`NPUOptions.multibuffer = True`).
+MULTIBUFFER = Tunable("multibuffer", (False, True), launch_option=True, default=True)
 
 
 @dataclass(frozen=True)

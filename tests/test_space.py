@@ -1,9 +1,13 @@
+import dataclasses
+import json
+
+import pytest
 from optuna.distributions import IntDistribution
 
 from autotuner.backends.base import DeviceLimits
 from autotuner.search import Plan
 from autotuner.space import config_key, space_for
-from ops import get_op
+from ops import all_ops, get_op
 
 FA = get_op("jagged_dense_flash_attention")
 FWD = FA.kernel("fwd")
@@ -25,12 +29,57 @@ def test_axes_are_ordinal_and_round_trip():
 
 
 def test_launch_options_a_backend_does_not_know_are_not_searched():
-    space = space_for(FWD, frozenset({"multibuffer"}))
+    upstream = {"BLOCK_T": 32, "BLOCK_L": 32, "num_warps": 4, "num_stages": 3}
+    space = space_for(FWD, frozenset())
     assert [t.name for t in space.tunables] == ["BLOCK_T", "BLOCK_L"]
-    assert space.restrict({"BLOCK_T": 32, "BLOCK_L": 32, "num_warps": 4, "num_stages": 3}) == {
-        "BLOCK_T": 32,
-        "BLOCK_L": 32,
+    assert space.restrict(upstream) == space.complete(upstream) == {"BLOCK_T": 32, "BLOCK_L": 32}
+    # Ascend: upstream's default cannot name multibuffer; it gets triton-ascend's default.
+    space = space_for(FWD, frozenset({"multibuffer"}))
+    assert [t.name for t in space.tunables] == ["BLOCK_T", "BLOCK_L", "multibuffer"]
+    assert space.complete(upstream) == {"BLOCK_T": 32, "BLOCK_L": 32, "multibuffer": True}
+    with pytest.raises(ValueError, match="names no BLOCK_L, which have no default"):
+        space.complete({"BLOCK_T": 32})
+
+
+def without_multibuffer(kernel):
+    return dataclasses.replace(
+        kernel, tunables=tuple(t for t in kernel.tunables if t.name != "multibuffer")
+    )
+
+
+@pytest.mark.parametrize("spec", all_ops().values(), ids=lambda spec: spec.name)
+def test_gpu_plans_are_those_of_the_kernels_without_ascend_options(spec):
+    """multibuffer in every kernel's tunables changes nothing on a GPU or the interpreter: the
+    same space, default, feasible and rejected configs, study name and budget on every case."""
+    limits = DeviceLimits(shared_memory_bytes=232448)
+    for case in spec.cases("performance") + spec.cases("accuracy"):
+        for kernel in spec.kernels:
+            assert "multibuffer" in {t.name for t in kernel.tunables}
+            now, before = (
+                Plan.make(spec, k, case, "H200", CUDA_OPTIONS, limits, 48)
+                for k in (kernel, without_multibuffer(kernel))
+            )
+            assert now.space.tunables == before.space.tunables
+            assert json.dumps(now.default) == json.dumps(before.default)
+            assert json.dumps(now.feasible) == json.dumps(before.feasible)
+            assert now.rejected == before.rejected
+            assert (now.name, now.strategy, now.budget) == (
+                before.name,
+                before.strategy,
+                before.budget,
+            )
+
+
+def test_gpu_feasible_space_sizes_of_the_attention():
+    limits = DeviceLimits(shared_memory_bytes=232448)
+    sizes = {
+        kernel: [
+            len(Plan.make(FA, FA.kernel(kernel), case, "H200", CUDA_OPTIONS, limits, 48).feasible)
+            for case in FA.cases("performance")
+        ]
+        for kernel in ("fwd", "bwd_dk")
     }
+    assert sizes == {"fwd": [96, 93, 42, 96], "bwd_dk": [96, 93, 42, 96]}
 
 
 def test_neighbours_and_pattern_moves():

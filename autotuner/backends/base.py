@@ -38,7 +38,8 @@ class DeviceLimits:
     unified_buffer_bytes: int | None = None  # per AI core, Ascend
     max_grid: tuple[int, int, int] = (2**31 - 1, 65535, 65535)
     max_total_blocks: int | None = None  # Ascend: a launch over 65535 blocks fails
-    cores: int | None = None
+    cores: int | None = None  # CUDA: SMs; Ascend: AI (cube) cores
+    vector_cores: int | None = None  # Ascend: vector cores
 
 
 def quantile(sorted_values: list[float], q: float) -> float:
@@ -55,8 +56,9 @@ class Backend(ABC):
     """Detects a device and its soc, moves tensors there, synchronizes and times callables."""
 
     kind: ClassVar[str]
-    #: Triton launch options (beyond constexpr tunables) this backend understands.
-    launch_options: ClassVar[frozenset[str]]
+    #: Triton launch options (beyond constexpr tunables) this backend understands; on Ascend they
+    #: depend on the soc, so an instance may set its own.
+    launch_options: frozenset[str]
     #: True where times are interpreter times: correctness only, never a performance claim.
     is_interpreter: ClassVar[bool] = False
 

@@ -16,7 +16,7 @@ from .interpreter import enable_bfloat16_dot
 class CpuBackend(Backend):
     kind: ClassVar[str] = "cpu"
     # The interpreter accepts and ignores these, so the search space keeps the shape it has on a GPU.
-    launch_options: ClassVar[frozenset[str]] = frozenset({"num_warps", "num_stages"})
+    launch_options: frozenset[str] = frozenset({"num_warps", "num_stages"})
     is_interpreter: ClassVar[bool] = True
 
     def __init__(self) -> None:

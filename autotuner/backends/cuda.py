@@ -17,7 +17,7 @@ _HOST_COVER_CYCLES = 200_000
 
 class CudaBackend(Backend):
     kind: ClassVar[str] = "cuda"
-    launch_options: ClassVar[frozenset[str]] = frozenset({"num_warps", "num_stages"})
+    launch_options: frozenset[str] = frozenset({"num_warps", "num_stages"})
 
     def __init__(self, index: int = 0) -> None:
         self._device = torch.device("cuda", index)

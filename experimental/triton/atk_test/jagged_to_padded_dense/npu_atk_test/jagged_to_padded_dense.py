@@ -101,7 +101,7 @@ _SOC_PATTERNS = (
     ("\\bT4\\b", "T4"),
 )
 _VENDOR_WORDS = ("NVIDIA", "GeForce", "Tesla", "Quadro")
-_LAUNCH_OPTIONS = {"cuda": ("num_warps", "num_stages"), "npu": ("multibuffer",)}
+_LAUNCH_OPTIONS = {"cuda": ("num_warps", "num_stages"), "npu": ("multibuffer", "num_warps")}
 _DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
 _WARNED = set()
 

@@ -1,0 +1,477 @@
+"""The Ascend backend without an NPU: soc mapping, the code path a device takes (torch_npu and
+`torch.npu` stood in for at their boundary only), search spaces per soc, the unified-buffer model
+and what `status` reports of it, and asking for an NPU this machine does not have."""
+
+import importlib.machinery
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+import types
+import warnings
+
+import optuna
+import pytest
+import torch
+from optuna.distributions import CategoricalDistribution
+from optuna.trial import TrialState, create_trial
+
+from autotuner.backends import found_devices, get_backend
+from autotuner.backends import npu as npu_module
+from autotuner.backends.base import DeviceLimits
+from autotuner.backends.cuda import CudaBackend
+from autotuner.backends.npu import NpuBackend, cann_version, npu_launch_options, npu_limits, npu_soc
+from autotuner.errors import UserError
+from autotuner.measure import classify, short
+from autotuner.report import summarize
+from autotuner.search import Plan, optuna_storage
+from autotuner.space import config_key, space_for
+from ops import all_ops, get_op
+from storage import StudyRecord, open_database
+
+from .conftest import ROOT
+
+FA = get_op("jagged_dense_flash_attention")
+COPY = get_op("jagged_to_padded_dense")
+KIB = 1024
+
+
+# -- soc mapping -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "soc"),
+    [
+        ("Ascend950PR_9599", "950PR"),
+        ("Ascend950DT_9591", "950DT"),
+        ("Ascend910B2", "910B"),
+        ("Ascend910B4", "910B"),
+        ("Ascend910_9391", "910_93"),
+        ("Ascend910_9382", "910_93"),
+    ],
+)
+def test_known_ascend_names_map_to_their_soc(name, soc):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert npu_soc(name) == soc
+
+
+def test_an_unknown_ascend_name_is_kept_verbatim_with_a_warning():
+    with pytest.warns(UserWarning, match="unknown Ascend device 'Ascend310P3'"):
+        assert npu_soc("Ascend310P3") == "Ascend310P3"
+
+
+# -- the device path, with torch_npu and torch.npu stood in for ---------------------------------
+
+
+class FakeNpu:
+    """The part of `torch.npu` the backend calls; the device's clock advances only in `work`."""
+
+    def __init__(self, names: list[str], **properties: int) -> None:
+        self.names = names
+        self.properties = properties
+        self.clock_ms = 0.0
+        self.synchronized = 0
+        npu = self
+
+        class Event:
+            def __init__(self, enable_timing: bool = False) -> None:
+                assert enable_timing
+                self.at: float | None = None
+
+            def record(self) -> None:
+                self.at = npu.clock_ms
+
+            def elapsed_time(self, end: "Event") -> float:
+                return end.at - self.at
+
+        self.Event = Event
+
+    def work(self, ms: float) -> None:
+        self.clock_ms += ms
+
+    def is_available(self) -> bool:
+        return bool(self.names)
+
+    def device_count(self) -> int:
+        return len(self.names)
+
+    def get_device_name(self, index: int) -> str:
+        return self.names[index]
+
+    def get_device_properties(self, index: int) -> types.SimpleNamespace:
+        return types.SimpleNamespace(name=self.names[index], **self.properties)
+
+    def synchronize(self, device: int | None = None) -> None:
+        self.synchronized += 1
+
+
+def install(monkeypatch, names: list[str], **properties: int) -> FakeNpu:
+    """A torch_npu module and a `torch.npu` namespace; the NPU's tensors live on the CPU."""
+    fake = FakeNpu(names, **properties)
+    module = types.ModuleType("torch_npu")
+    module.__spec__ = importlib.machinery.ModuleSpec("torch_npu", None)
+    module.__version__ = "2.6.0.post3"
+    monkeypatch.setitem(sys.modules, "torch_npu", module)
+    monkeypatch.setattr(torch, "npu", fake, raising=False)
+    monkeypatch.setattr(NpuBackend, "device_type", "cpu")
+    monkeypatch.setattr(npu_module, "_FLUSH_BYTES", 1 << 20)
+    monkeypatch.setenv("TRITON_INTERPRET", "1")  # restored after the test
+    return fake
+
+
+@pytest.fixture
+def npu950(monkeypatch):
+    return install(monkeypatch, ["Ascend950PR_9599"], cube_core_num=32, vector_core_num=64)
+
+
+def test_a_950pr_is_found_and_described(npu950):
+    backend = get_backend("950PR")
+    assert isinstance(backend, NpuBackend) and backend.kind == "npu"
+    assert backend.soc == "950PR" and backend.device_name == "Ascend950PR_9599"
+    assert backend.limits == DeviceLimits(
+        unified_buffer_bytes=248 * KIB, max_total_blocks=65535, cores=32, vector_cores=64
+    )
+    assert backend.launch_options == {"multibuffer", "num_warps"}
+    assert backend.device == torch.device("cpu", 0)
+    assert os.environ["TRITON_INTERPRET"] == "0"  # compiled kernels, as on a GPU
+    assert isinstance(get_backend(), NpuBackend)  # the accelerator found, when none is named
+    assert "Ascend950PR_9599 (soc 950PR)" in found_devices()
+
+
+def test_timing_comes_from_the_npu_events_with_the_cache_flushed(npu950):
+    backend = get_backend("950PR")
+    calls = []
+
+    def kernel():
+        calls.append(1)
+        npu950.work(2.5)
+
+    timing = backend.time(kernel)
+    assert timing.median_ms == timing.p20_ms == timing.p80_ms == 2.5
+    assert timing.n >= 10 and len(calls) > timing.n
+    assert npu950.synchronized > 0
+    assert backend._flush_buffer is not None and backend._flush_buffer.device.type == "cpu"
+    assert backend.samples(kernel, 5) == [2.5] * 5
+
+
+def test_devices_of_several_socs_and_missing_core_counts(monkeypatch):
+    install(monkeypatch, ["Ascend910B2", "Ascend910_9391"])
+    backend = get_backend("910_93")
+    assert backend.index == 1 and backend.soc == "910_93"
+    assert backend.limits.cores is None and backend.limits.vector_cores is None
+    assert backend.limits.unified_buffer_bytes == 192 * KIB
+    assert backend.launch_options == {"multibuffer"}
+    with pytest.raises(UserError, match="soc '950PR' needs an Ascend NPU; this machine has: ") as e:
+        get_backend("950PR")
+    assert "Ascend910B2 (soc 910B), Ascend910_9391 (soc 910_93)" in str(e.value)
+
+
+def test_an_unknown_ascend_device_runs_without_a_unified_buffer_check(monkeypatch):
+    install(monkeypatch, ["Ascend310P3"])
+    with pytest.warns(UserWarning, match="Ascend310P3"):
+        backend = get_backend("Ascend310P3")
+    assert backend.soc == "Ascend310P3" and backend.limits.unified_buffer_bytes is None
+    assert backend.launch_options == {"multibuffer"}
+
+
+def test_a_torch_npu_that_does_not_import_is_named(monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *args: object() if name == "torch_npu" else real(name, *args),
+    )
+    monkeypatch.setitem(sys.modules, "torch_npu", None)  # `import torch_npu` raises ImportError
+    assert not NpuBackend.available()
+    assert "no Ascend NPU (torch_npu does not import (ModuleNotFoundError: " in found_devices()
+    with pytest.raises(UserError, match="no Ascend NPU to use: torch_npu does not import"):
+        NpuBackend()
+
+
+def test_versions_name_the_stack(npu950, monkeypatch, tmp_path):
+    import platform
+
+    import triton
+
+    monkeypatch.delenv("ASCEND_HOME_PATH", raising=False)
+    monkeypatch.delenv("ASCEND_TOOLKIT_HOME", raising=False)
+    assert cann_version() == "unknown"
+    info = tmp_path / f"{platform.machine()}-linux" / "ascend_toolkit_install.info"
+    info.parent.mkdir()
+    info.write_text("package_name=Ascend-cann-toolkit\nversion=8.1.RC1\narch=x86_64\n")
+    monkeypatch.setenv("ASCEND_TOOLKIT_HOME", str(tmp_path))
+    assert get_backend("950PR").versions() == {
+        "torch": torch.__version__,
+        "torch_npu": "2.6.0.post3",
+        "triton": triton.__version__,
+        "cann": "8.1.RC1",
+        "device": "Ascend950PR_9599",
+    }
+
+
+# -- search spaces per soc -----------------------------------------------------------------------
+
+
+def names(kernel, launch_options) -> set[str]:
+    return {t.name for t in space_for(kernel, launch_options).tunables}
+
+
+@pytest.mark.parametrize(
+    ("soc", "options", "absent"),
+    [
+        ("950PR", {"multibuffer", "num_warps"}, {"num_stages"}),
+        ("950DT", {"multibuffer", "num_warps"}, {"num_stages"}),
+        ("910B", {"multibuffer"}, {"num_warps", "num_stages"}),
+        ("910_93", {"multibuffer"}, {"num_warps", "num_stages"}),
+    ],
+)
+def test_npu_spaces_per_soc(soc, options, absent):
+    launch_options = npu_launch_options(soc)
+    assert launch_options == options
+    for spec in all_ops().values():
+        for kernel in spec.kernels:
+            searched = names(kernel, launch_options)
+            assert options <= searched and not absent & searched, (spec.name, kernel.name)
+
+
+def test_a_gpu_space_has_warps_and_stages_and_no_multibuffer():
+    for spec in all_ops().values():
+        for kernel in spec.kernels:
+            searched = names(kernel, CudaBackend.launch_options)
+            assert "num_warps" in searched and "multibuffer" not in searched
+    assert "num_stages" in names(FA.kernel("fwd"), CudaBackend.launch_options)
+
+
+def test_multibuffer_is_an_on_off_category_kept_as_booleans():
+    space = space_for(FA.kernel("fwd"), npu_launch_options("910B"))
+    distributions = space.distributions()
+    assert distributions["multibuffer"] == CategoricalDistribution((False, True))
+    config = {"BLOCK_T": 64, "BLOCK_L": 16, "multibuffer": False}
+    params = space.to_params(config)
+    assert space.from_params(params) == config and params["multibuffer"] is False
+    assert config_key(config) == '{"BLOCK_L":16,"BLOCK_T":64,"multibuffer":false}'
+    # As search.py records a statically rejected config.
+    trial = create_trial(params=params, distributions=distributions, state=TrialState.FAIL)
+    assert trial.params == params
+    assert space.neighbors(config) == [
+        {**config, "BLOCK_T": 32},
+        {**config, "BLOCK_T": 128},
+        {**config, "BLOCK_L": 32},
+        {**config, "multibuffer": True},
+    ]
+
+
+def test_the_npu_default_is_upstreams_plus_triton_ascends_multibuffer():
+    case = FA.case("b1024_n256_d128_t128_bf16", "performance")
+    for soc, default in [
+        ("910B", {"BLOCK_T": 32, "BLOCK_L": 32, "multibuffer": True}),
+        ("950PR", {"BLOCK_T": 32, "BLOCK_L": 32, "num_warps": 4, "multibuffer": True}),
+    ]:
+        plan = Plan.make(
+            FA, FA.kernel("fwd"), case, soc, npu_launch_options(soc), npu_limits(soc), 48
+        )
+        assert plan.default == default and plan.default in plan.feasible
+        assert plan.default_violation is None
+
+
+# -- the unified-buffer model --------------------------------------------------------------------
+
+
+def test_attention_forward_tile_bytes_by_hand():
+    fwd = FA.kernel("fwd")
+    case = FA.case("b1024_n256_d128_t128_bf16", "performance")  # D=128 -> BLOCK_D=128, bf16
+    # BLOCK_T=64, BLOCK_L=32. bf16 tiles: k [128, 64] 16384 B, q [32, 128] 8192 B,
+    # v [32, 128] 8192 B, bias [32, 64] 4096 B = 36864 B. fp32: s/p [32, 64] 8192 B,
+    # acc [64, 128] 32768 B, m_i and l_i [64] 2 * 256 B = 41472 B. In all 78336 B.
+    assert fwd.tile_bytes({"BLOCK_T": 64, "BLOCK_L": 32}, case) == 78336
+    # BLOCK_T=128, BLOCK_L=32. bf16: k 32768 + q 8192 + v 8192 + bias 8192 = 57344 B;
+    # fp32: s/p 16384 + acc 65536 + m_i, l_i 1024 = 82944 B. In all 140288 B.
+    assert fwd.tile_bytes({"BLOCK_T": 128, "BLOCK_L": 32}, case) == 140288
+
+
+def test_attention_dk_tile_bytes_by_hand():
+    dk = FA.kernel("bwd_dk")
+    case = FA.case("b2048_n512_d256_t32_bf16", "performance")  # BLOCK_D=256, bf16
+    # BLOCK_T=32, BLOCK_L=32. bf16: k [256, 32] 16384 B, do [32, 256] 16384 B, q [32, 256]
+    # 16384 B, v [32, 256] 16384 B, bias [32, 32] 2048 B = 67584 B. fp32: lse and delta [32]
+    # 256 B, dk [256, 32] 32768 B, s/p [32, 32] 4096 B, dp/ds [32, 32] 4096 B = 41216 B.
+    assert dk.tile_bytes({"BLOCK_T": 32, "BLOCK_L": 32}, case) == 108800
+    # BLOCK_L=16 halves q, v, bias, s/p and dp/ds: bf16 50176 B + fp32 37120 B.
+    assert dk.tile_bytes({"BLOCK_T": 32, "BLOCK_L": 16}, case) == 87296
+
+
+def test_jagged_to_padded_dense_tile_bytes_by_hand():
+    kernel = COPY.kernel("fwd")
+    # The one tile is x [BLOCK_ROW, BLOCK_COL] in the values' dtype.
+    fp32 = COPY.case("b1024_n1024_d128_fp32", "performance")
+    assert kernel.tile_bytes({"BLOCK_ROW": 128, "BLOCK_COL": 128}, fp32) == 128 * 128 * 4
+    fp16 = COPY.case("b2048_n256_d64_fp16", "performance")
+    assert kernel.tile_bytes({"BLOCK_ROW": 32, "BLOCK_COL": 32}, fp16) == 2048
+
+
+def plan_910b(spec, kernel: str, case: str) -> Plan:
+    return Plan.make(
+        spec,
+        spec.kernel(kernel),
+        spec.case(case, "performance"),
+        "910B",
+        npu_launch_options("910B"),
+        npu_limits("910B"),
+        48,
+    )
+
+
+def test_910b_rejects_tiles_over_its_unified_buffer_with_the_reason():
+    assert npu_limits("910B") == DeviceLimits(
+        unified_buffer_bytes=192 * KIB, max_total_blocks=65535
+    )
+    plan = plan_910b(FA, "fwd", "b1024_n256_d128_t128_bf16")
+    single = {"BLOCK_T": 128, "BLOCK_L": 32, "multibuffer": False}
+    double = {**single, "multibuffer": True}
+    assert single in plan.feasible  # 140288 B fit in 196608 B...
+    assert plan.rejected[config_key(double)] == (  # ...but not twice over
+        "tiles need 280576 B of unified buffer, over 196608 B"
+    )
+    kernel, case = plan.kernel, plan.case
+    for config in plan.space.configs():
+        need = kernel.tile_bytes(config, case) * (2 if config["multibuffer"] else 1)
+        over = need > 192 * KIB
+        assert over == (config_key(config) in plan.rejected), config
+        assert over != (config in plan.feasible), config
+
+
+def test_910b_keeps_the_default_over_its_unified_buffer_and_says_why():
+    plan = plan_910b(FA, "bwd_dk", "b2048_n512_d256_t32_bf16")
+    # 108800 B of tiles, double-buffered: 217600 B. Measured anyway (the launchers' default).
+    assert plan.default_violation == "tiles need 217600 B of unified buffer, over 196608 B"
+    assert plan.default in plan.feasible
+    assert {"BLOCK_T": 32, "BLOCK_L": 16, "multibuffer": True} in plan.feasible  # 174592 B
+
+
+def test_a_grid_over_65535_blocks_is_rejected():
+    plan = plan_910b(COPY, "fwd", "b512_n4096_d128_bf16")  # grid (ceil(4096 / BLOCK_ROW), 512)
+    config = {"BLOCK_ROW": 32, "BLOCK_COL": 64, "multibuffer": True}
+    assert plan.rejected[config_key(config)] == "grid of 65536 blocks is over the limit 65535"
+    assert {**config, "BLOCK_ROW": 64} in plan.feasible  # 32768 blocks
+    # Smaller rows only add blocks: the space stops at 32, kept for upstream's default, which
+    # is one block too many, so the launchers' default cannot launch this case on an NPU.
+    assert min(c["BLOCK_ROW"] for c in plan.feasible) == 32
+    assert plan.default_violation == "grid of 65536 blocks is over the limit 65535"
+    assert plan.kernel.violation({**config, "BLOCK_ROW": 16}, plan.case, npu_limits("910B")) == (
+        "grid of 131072 blocks is over the limit 65535"
+    )
+
+
+def test_a_ub_overflow_of_bishengir_is_its_own_failure_category():
+    """triton-ascend 3.2 raises the compiler's CalledProcessError as is (triton-ascend issue #302):
+    the words are on its stderr only. 1572864 bits are the 910B's 192 KiB."""
+    stderr = (
+        b'loc("kernel.ttadapter.mlir":2:3): error: ub overflow, requires 3072000 bits while '
+        b"1572864 bits available!\nerror: Failed to run BiShengHIR pipeline\n"
+    )
+    exc = subprocess.CalledProcessError(1, ["bishengir-compile", "kernel.mlir"], b"", stderr)
+    assert classify(exc) == "ub_overflow"
+    assert short(exc) == (
+        'CalledProcessError: loc("kernel.ttadapter.mlir":2:3): error: ub overflow, requires '
+        "3072000 bits while 1572864 bits available!"
+    )
+    other = subprocess.CalledProcessError(1, ["bishengir-compile"], b"", b"error: unsupported op\n")
+    assert classify(other) == "compile"
+    assert classify(RuntimeError("MLIRCompilationError: error: ub overflow, requires")) == (
+        "ub_overflow"
+    )
+    assert npu_limits("910B").unified_buffer_bytes == 1572864 // 8
+
+
+# -- what status reports -------------------------------------------------------------------------
+
+
+def add_study(db, soc: str, trials: list[tuple[str, dict]]) -> None:
+    """A study of jagged_to_padded_dense on `soc` with failed trials (category, extra attrs)."""
+    name = f"jagged_to_padded_dense/fwd/b2048_n256_d64_fp16/{soc}/0123456789ab"
+    with db.sessions() as session:
+        session.add(
+            StudyRecord(
+                name=name, op="jagged_to_padded_dense", kernel="fwd",
+                case_name="b2048_n256_d64_fp16", case={"shape": {}, "dtype": "float16"}, soc=soc,
+                source_hash="0" * 64, budget=8, default_config={"BLOCK_ROW": 32}, feasible_size=8,
+                strategy="exhaustive",
+            )
+        )  # fmt: skip
+        session.commit()
+    study = optuna.create_study(study_name=name, storage=optuna_storage(db))
+    study.add_trial(create_trial(value=1.0, user_attrs={"config": {"BLOCK_ROW": 32}}))
+    for category, attrs in trials:
+        study.add_trial(
+            create_trial(state=TrialState.FAIL, user_attrs={"category": category, **attrs})
+        )
+
+
+def test_status_counts_the_ub_overflows_the_static_model_missed(tmp_path):
+    url = f"sqlite:///{tmp_path / 'status.db'}"
+    db = open_database(url)
+    overflow = ("ub_overflow", {"message": "ub overflow"})
+    add_study(
+        db,
+        "910B",
+        [
+            overflow,
+            overflow,
+            # The default, measured although the model rejects it: its overflow is no miss.
+            ("ub_overflow", {"static_violation": "tiles need 217600 B of unified buffer"}),
+            ("compile", {}),
+            ("infeasible", {}),
+        ],
+    )
+    add_study(db, "H200", [("compile", {})])
+    by_soc = {s.soc: s for s in summarize(db)}
+    assert by_soc["910B"].ub_misses == 2 and by_soc["910B"].failures["ub_overflow"] == 3
+    assert by_soc["910B"].infeasible == 1 and by_soc["H200"].ub_misses == 0
+    db.engine.dispose()
+
+    result = run_cli("status", "--db", url)
+    assert result.returncode == 0, result.stderr
+    rows = {cells[2]: cells for cells in table_rows(result.stdout)}  # by the soc column
+    assert rows["soc"][-1] == "UB misses"
+    assert rows["910B"][-1] == "2" and rows["H200"][-1] == "-"
+
+    only_gpu = run_cli("status", "--db", url, "--soc", "H200")
+    assert only_gpu.returncode == 0 and "UB misses" not in only_gpu.stdout
+
+
+def table_rows(text: str) -> list[list[str]]:
+    """The cells of each line of a printed table that has cells."""
+    rows = [[c.strip() for c in re.split(r"[│┃]", line)[1:-1]] for line in text.splitlines()]
+    return [row for row in rows if len(row) > 2]
+
+
+# -- asking for an NPU here ----------------------------------------------------------------------
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "autotuner", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "250"},
+        cwd=ROOT,
+        timeout=300,
+    )
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("torch_npu") is not None, reason="torch_npu is installed here"
+)
+def test_run_on_a_950pr_without_one_is_one_line_and_writes_nothing(tmp_path):
+    path = tmp_path / "x.db"
+    result = run_cli(
+        "run", "--op", "jagged_to_padded_dense", "--soc", "950PR", "--db", f"sqlite:///{path}"
+    )
+    assert result.returncode == 2, result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("error: soc '950PR' needs an Ascend NPU; this machine has: ")
+    assert "no Ascend NPU (torch_npu not installed)" in lines[0]
+    assert not path.exists() and list(tmp_path.iterdir()) == []
