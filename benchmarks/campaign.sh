@@ -10,6 +10,9 @@
 #                                           # frozen configs and show on GPU 0, while GPU 1
 #                                           # verifies every op with the frozen configs
 #
+#   benchmarks/campaign.sh SOC WORK ops OP...  # more ops, alternately on GPU 0 and 1: verify,
+#                                           # tune (25%); then baselines, freeze M1, baselines, show
+#
 # All steps share WORK/campaign.db: the benchmark's search phase is the campaign's `autotune run
 # --trials 25%` (same seed, same budget), so the later runs resume it instead of repeating it.
 # WORK keeps logs, benchmark rows and the database; step "freeze" also packs the files it rewrote.
@@ -26,6 +29,7 @@ tune() {  # GPU, op
   CUDA_VISIBLE_DEVICES=$1 python3 -m autotuner run --op "$2" --soc "$soc" --trials 25% --quiet
 }
 ops=(jagged_dense_flash_attention jagged_to_padded_dense dense_to_jagged)
+if [ "$step" = ops ]; then ops=("${@:4}"); fi
 op_args=(); for op in "${ops[@]}"; do op_args+=(--op "$op"); done
 case $step in
   search)
@@ -52,5 +56,27 @@ case $step in
     wait
     tar -czf "$out/frozen_files.tar.gz" frozen_configs experimental/triton/atk_test/*/npu_atk_test
     ;;
-  *) echo "step must be search, tune or freeze" >&2; exit 2 ;;
+  ops)
+    lane() {  # GPU, ops of this lane
+      local gpu=$1; shift
+      for op in "$@"; do
+        CUDA_VISIBLE_DEVICES=$gpu python3 -m autotuner verify --op "$op" --soc "$soc" --cases performance
+        tune "$gpu" "$op"
+      done
+    }
+    even=(); odd=(); for i in "${!ops[@]}"; do
+      if (( i % 2 )); then odd+=("${ops[$i]}"); else even+=("${ops[$i]}"); fi
+    done
+    lane 0 "${even[@]}" > "$out/ops0.log" 2>&1 &
+    lane 1 "${odd[@]}" > "$out/ops1.log" 2>&1 &
+    wait
+    {
+      CUDA_VISIBLE_DEVICES=0 python3 -m autotuner baseline "${op_args[@]}" --soc "$soc"
+      for op in "${ops[@]}"; do python3 -m autotuner freeze --op "$op" --soc "$soc" --label M1; done
+      CUDA_VISIBLE_DEVICES=0 python3 -m autotuner baseline "${op_args[@]}" --soc "$soc"
+      for op in "${ops[@]}"; do python3 -m autotuner show --op "$op" --soc "$soc"; done
+    } > "$out/ops_freeze.log" 2>&1
+    tar -czf "$out/frozen_files.tar.gz" frozen_configs experimental/triton/atk_test/*/npu_atk_test
+    ;;
+  *) echo "step must be search, tune, freeze or ops" >&2; exit 2 ;;
 esac

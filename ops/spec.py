@@ -284,6 +284,11 @@ class OpSpec(ABC):
     def upstream_part(self, part: str, inputs: Tensors, case: Case) -> Callable[[], object] | None:
         """The same part through upstream's kernels and defaults; None where upstream cannot."""
 
+    def traffic(self, case: Case, part: str) -> tuple[int, int]:
+        """(bytes the part must move to and from device memory, flops it must compute): the
+        least any implementation does, for the roofline (`benchmarks/roofline.py`)."""
+        raise NotImplementedError(f"{self.name} declares no traffic model")
+
     @abstractmethod
     def launch(self, kernel: str, inputs: Tensors, config: Config) -> Tensors:
         """Run one kernel of the port with an explicit config."""

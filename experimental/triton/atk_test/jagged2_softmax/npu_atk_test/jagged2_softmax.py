@@ -1,0 +1,328 @@
+# Copyright (c) 2026 The autotune authors.
+# Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+# in compliance with the License. You may obtain a copy at http://www.apache.org/licenses/LICENSE-2.0
+#
+# Ascend port of FBGEMM's Triton jagged2_softmax (pytorch/FBGEMM, see README.md), written here.
+# Sample b is an L_b x L_b row-major matrix at offsets_total[b] of a 1-D tensor; softmax runs over
+# the columns (transpose) or the rows of its top-left n_b x n_b block, n_b = min(L_b, max_seq_len);
+# the rest of the matrix is zero. Upstream runs one program per (sample, softmax vector) with the
+# whole vector in one tile; this port gives each program BLOCK_H vectors (contiguous loads when
+# softmax runs over columns) and walks vectors longer than BLOCK_N in blocks (online max and sum,
+# then a second pass that writes), with fp32 statistics for every dtype.
+"""Triton port of jagged2_softmax: forward and backward over per-sample square matrices."""
+
+import math
+import os
+import re
+import warnings
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _jagged2_softmax_fwd_kernel(
+    x_ptr, y_ptr, offsets_ptr, offsets_total_ptr, max_seq_len,
+    TRANSPOSE: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_H: tl.constexpr,
+):  # fmt: skip
+    pid_b = tl.program_id(0)
+    pid_h = tl.program_id(1)
+    begin = tl.load(offsets_total_ptr + pid_b)
+    length = tl.load(offsets_ptr + pid_b + 1) - tl.load(offsets_ptr + pid_b)
+    n = tl.minimum(length, max_seq_len)
+    if pid_h * BLOCK_H >= n:
+        return
+    # Softmax over axis 0 of a [BLOCK_N, BLOCK_H] tile: n indexes the softmax axis, h the vectors.
+    if TRANSPOSE:  # over the rows of each column: columns are contiguous
+        stride_n = length
+        stride_h = 1
+    else:  # over the columns of each row: the softmax axis is contiguous
+        stride_n = 1
+        stride_h = length
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_h = pid_h * BLOCK_H + tl.arange(0, BLOCK_H)
+    mask_h = offs_h < n
+    offs = begin + offs_n[:, None] * stride_n + offs_h[None, :] * stride_h
+    if n <= BLOCK_N:
+        mask = (offs_n < n)[:, None] & mask_h[None, :]
+        x = tl.load(x_ptr + offs, mask=mask, other=-float("inf")).to(tl.float32)
+        e = tl.exp(x - tl.max(x, axis=0)[None, :])
+        y = e / tl.sum(e, axis=0)[None, :]
+        tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
+    else:
+        m = tl.full([BLOCK_H], -float("inf"), tl.float32)
+        s = tl.zeros([BLOCK_H], dtype=tl.float32)
+        for start in range(0, n, BLOCK_N):
+            mask = ((start + offs_n) < n)[:, None] & mask_h[None, :]
+            x = tl.load(x_ptr + offs + start * stride_n, mask=mask, other=-float("inf"))
+            x = x.to(tl.float32)
+            m_new = tl.maximum(m, tl.max(x, axis=0))
+            s = s * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new[None, :]), axis=0)
+            m = m_new
+        for start in range(0, n, BLOCK_N):
+            mask = ((start + offs_n) < n)[:, None] & mask_h[None, :]
+            x = tl.load(x_ptr + offs + start * stride_n, mask=mask, other=-float("inf"))
+            y = tl.exp(x.to(tl.float32) - m[None, :]) / s[None, :]
+            tl.store(y_ptr + offs + start * stride_n, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _jagged2_softmax_bwd_kernel(
+    dy_ptr, y_ptr, dx_ptr, offsets_ptr, offsets_total_ptr, max_seq_len,
+    TRANSPOSE: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_H: tl.constexpr,
+):  # fmt: skip
+    pid_b = tl.program_id(0)
+    pid_h = tl.program_id(1)
+    begin = tl.load(offsets_total_ptr + pid_b)
+    length = tl.load(offsets_ptr + pid_b + 1) - tl.load(offsets_ptr + pid_b)
+    n = tl.minimum(length, max_seq_len)
+    if pid_h * BLOCK_H >= n:
+        return
+    if TRANSPOSE:
+        stride_n = length
+        stride_h = 1
+    else:
+        stride_n = 1
+        stride_h = length
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_h = pid_h * BLOCK_H + tl.arange(0, BLOCK_H)
+    mask_h = offs_h < n
+    offs = begin + offs_n[:, None] * stride_n + offs_h[None, :] * stride_h
+    if n <= BLOCK_N:
+        mask = (offs_n < n)[:, None] & mask_h[None, :]
+        dy = tl.load(dy_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+        y = tl.load(y_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+        dx = (dy - tl.sum(dy * y, axis=0)[None, :]) * y
+        tl.store(dx_ptr + offs, dx.to(dx_ptr.dtype.element_ty), mask=mask)
+    else:
+        acc = tl.zeros([BLOCK_H], dtype=tl.float32)
+        for start in range(0, n, BLOCK_N):
+            mask = ((start + offs_n) < n)[:, None] & mask_h[None, :]
+            dy = tl.load(dy_ptr + offs + start * stride_n, mask=mask, other=0.0).to(tl.float32)
+            y = tl.load(y_ptr + offs + start * stride_n, mask=mask, other=0.0).to(tl.float32)
+            acc += tl.sum(dy * y, axis=0)
+        for start in range(0, n, BLOCK_N):
+            mask = ((start + offs_n) < n)[:, None] & mask_h[None, :]
+            dy = tl.load(dy_ptr + offs + start * stride_n, mask=mask, other=0.0).to(tl.float32)
+            y = tl.load(y_ptr + offs + start * stride_n, mask=mask, other=0.0).to(tl.float32)
+            dx = (dy - acc[None, :]) * y
+            tl.store(dx_ptr + offs + start * stride_n, dx.to(dx_ptr.dtype.element_ty), mask=mask)
+
+
+# >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
+# Launch configs frozen per soc, kernel and case, and the code that picks one at run time.
+FROZEN_CONFIGS = {}
+
+_SOC_PATTERNS = (
+    ("^Ascend950PR", "950PR"),
+    ("^Ascend950DT", "950DT"),
+    ("^Ascend910B", "910B"),
+    ("^Ascend910_93", "910_93"),
+    ("\\bGH200\\b", "GH200"),
+    ("\\bH200\\b", "H200"),
+    ("\\bH100\\b", "H100"),
+    ("\\bH800\\b", "H800"),
+    ("\\bH20\\b", "H20"),
+    ("\\bB200\\b", "B200"),
+    ("\\bB100\\b", "B100"),
+    ("\\bA100\\b", "A100"),
+    ("\\bA800\\b", "A800"),
+    ("\\bA10\\b", "A10"),
+    ("\\bL40S\\b", "L40S"),
+    ("\\bL40\\b", "L40"),
+    ("\\bL4\\b", "L4"),
+    ("\\bV100\\b", "V100"),
+    ("\\bT4\\b", "T4"),
+)
+_VENDOR_WORDS = ("NVIDIA", "GeForce", "Tesla", "Quadro")
+_LAUNCH_OPTIONS = {"cuda": ("num_warps", "num_stages"), "npu": ("multibuffer", "num_warps")}
+_DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
+_WARNED = set()
+
+
+def _soc_of(device):
+    """The soc of a tensor's device: `H200`, `950PR`, ... or `cpu` for the interpreter."""
+    if device.type == "cpu":
+        return "cpu"
+    if device.type == "npu":
+        name = torch.npu.get_device_name(device.index or 0)
+    else:
+        name = torch.cuda.get_device_name(device)
+    for pattern, soc in _SOC_PATTERNS:
+        if re.search(pattern, name):
+            return soc
+    words = [w for w in name.split() if w not in _VENDOR_WORDS]
+    return "".join(words) or name
+
+
+def _shape_distance(frozen, asked):
+    return sum(
+        abs(math.log2(max(v, 1)) - math.log2(max(asked.get(k, 1), 1))) for k, v in frozen.items()
+    )
+
+
+def _pick_config(kernel, shape, dtype, device, default):
+    """The frozen config of this soc for the case; else the nearest frozen case; else `default`.
+
+    Nearest: the same dtype and the smallest sum over the shape keys of |log2(frozen) - log2(asked)|,
+    with a warning once per kernel and shape. No tuning happens at run time.
+    """
+    soc = _soc_of(device)
+    entries = [e for e in FROZEN_CONFIGS.get(soc, {}).get(kernel, []) if e["dtype"] == dtype]
+    for entry in entries:
+        if entry["shape"] == shape:
+            return dict(entry["config"])
+    if not entries:
+        return dict(default)
+    nearest = min(entries, key=lambda e: _shape_distance(e["shape"], shape))
+    key = (soc, kernel, dtype, tuple(sorted(shape.items())))
+    if key not in _WARNED:
+        _WARNED.add(key)
+        warnings.warn(
+            f"{kernel}: no config frozen on {soc} for {shape} {dtype}; "
+            f"using that of the nearest frozen case {nearest['case']}",
+            stacklevel=3,
+        )
+    return dict(nearest["config"])
+
+
+def _split_config(config, device):
+    """(constexpr tunables, launch options this device understands) of a config."""
+    options = _LAUNCH_OPTIONS.get(device.type, ())
+    constexprs = {k: v for k, v in config.items() if k.startswith("BLOCK_")}
+    return constexprs, {k: v for k, v in config.items() if k in options}
+
+
+def _checked(check):
+    return check or os.environ.get("AUTOTUNE_CHECK") == "1"
+
+
+def _check_offsets(offsets, rows):
+    """Raise ValueError (one line) unless offsets are 0, non-decreasing, ending at `rows`."""
+    if offsets.dim() != 1 or offsets.numel() < 2 or offsets.dtype not in (torch.int32, torch.int64):
+        raise ValueError("offsets must be a 1-D int32/int64 tensor with B + 1 entries")
+    host = offsets.tolist()
+    if host[0] != 0:
+        raise ValueError(f"offsets must start at 0, not {host[0]}")
+    for i in range(1, len(host)):
+        if host[i] < host[i - 1]:
+            raise ValueError(
+                f"offsets must be non-decreasing: offsets[{i}]={host[i]} < offsets[{i - 1}]={host[i - 1]}"
+            )
+    if host[-1] != rows:
+        raise ValueError(f"offsets end at {host[-1]} but the jagged tensor has {rows} rows")
+
+
+# <<< autotune generated block <<<
+
+
+def default_config(kernel: str, shape: dict) -> dict:
+    """Upstream's launch, both kernels: one softmax vector per program (BLOCK_H = 1), the whole
+    vector in one tile (BLOCK_N = max(next_power_of_2(max_seq_len), 8)), Triton's num_warps=4."""
+    return {
+        "BLOCK_N": max(triton.next_power_of_2(int(shape["max_seq_len"])), 8),
+        "BLOCK_H": 1,
+        "num_warps": 4,
+    }
+
+
+def _configure(kernel, config, shape, device, dtype):
+    if config is None:
+        default = default_config(kernel, shape)
+        name = _DTYPE_NAMES.get(dtype, str(dtype))
+        config = _pick_config(kernel, shape, name, device, default)
+    return _split_config(config, device)
+
+
+def _shape(offsets, max_seq_len, transpose):
+    # `dim`: the axis of the padded [B, N, N] view the softmax runs over (transpose: 1, else 2).
+    return {"B": offsets.numel() - 1, "max_seq_len": int(max_seq_len), "dim": 1 if transpose else 2}
+
+
+def _check_inputs(x, offsets, offsets_total, max_seq_len, *others):
+    if x.dim() != 1 or not x.is_contiguous():
+        raise ValueError(f"x must be a contiguous 1-D tensor [sum_b L_b^2], got {tuple(x.shape)}")
+    if int(max_seq_len) < 0:
+        raise ValueError(f"max_seq_len must be non-negative, got {max_seq_len}")
+    for other in others:
+        if other.shape != x.shape or other.dtype != x.dtype or not other.is_contiguous():
+            raise ValueError(
+                f"tensors must be contiguous with x's shape {tuple(x.shape)} and dtype {x.dtype}, "
+                f"got {tuple(other.shape)} {other.dtype}"
+            )
+    if offsets.numel() != offsets_total.numel():
+        raise ValueError(
+            f"offsets ({offsets.numel()}) and offsets_total ({offsets_total.numel()}) must have "
+            "B + 1 entries each"
+        )
+    _check_offsets(offsets, int(offsets[-1]) if offsets.numel() else 0)
+    _check_offsets(offsets_total, x.numel())
+    lengths = offsets[1:] - offsets[:-1]
+    if not torch.equal((offsets_total[1:] - offsets_total[:-1]).cpu(), (lengths * lengths).cpu()):
+        raise ValueError("offsets_total must be the cumulative sum of the squared lengths")
+
+
+def _launch(kernel, fn, tensors, offsets, offsets_total, max_seq_len, transpose, config):
+    ref = tensors[0]
+    shape = _shape(offsets, max_seq_len, transpose)
+    blocks, options = _configure(kernel, config, shape, ref.device, ref.dtype)
+    # Outside each sample's top-left n x n block the result is zero, as upstream's.
+    out = torch.zeros_like(ref)
+    if out.numel() == 0 or shape["B"] == 0 or shape["max_seq_len"] == 0:
+        return out
+    grid = (shape["B"], triton.cdiv(shape["max_seq_len"], blocks["BLOCK_H"]))
+    fn[grid](
+        *tensors, out, offsets, offsets_total, int(max_seq_len),
+        TRANSPOSE=bool(transpose), **blocks, **options,
+    )  # fmt: skip
+    return out
+
+
+def jagged2_softmax_forward(
+    x, offsets, offsets_total, max_seq_len, transpose, *, config=None, check=False
+):
+    """y [sum_b L_b^2]: softmax of each sample's n_b x n_b block over its rows (`transpose`, i.e.
+    per column) or its columns (per row), n_b = min(L_b, max_seq_len); zeros elsewhere."""
+    if _checked(check):
+        _check_inputs(x, offsets, offsets_total, max_seq_len)
+    return _launch(
+        "fwd", _jagged2_softmax_fwd_kernel, (x,), offsets, offsets_total, max_seq_len, transpose,
+        config,
+    )  # fmt: skip
+
+
+def jagged2_softmax_backward(
+    grad_output, y, offsets, offsets_total, max_seq_len, transpose, *, config=None, check=False
+):
+    """dx = (dy - sum(dy * y)) * y along each softmax vector; zeros outside the n_b x n_b blocks."""
+    if _checked(check):
+        _check_inputs(y, offsets, offsets_total, max_seq_len, grad_output)
+    return _launch(
+        "bwd", _jagged2_softmax_bwd_kernel, (grad_output, y), offsets, offsets_total,
+        max_seq_len, transpose, config,
+    )  # fmt: skip
+
+
+class Jagged2Softmax(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, offsets, offsets_total, max_seq_len, transpose):
+        y = jagged2_softmax_forward(x, offsets, offsets_total, max_seq_len, transpose)
+        ctx.save_for_backward(y, offsets, offsets_total)
+        ctx.max_seq_len = max_seq_len
+        ctx.transpose = transpose
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, offsets, offsets_total = ctx.saved_tensors
+        grad = jagged2_softmax_backward(
+            grad_output.contiguous(), y, offsets, offsets_total, ctx.max_seq_len, ctx.transpose
+        )
+        return grad, None, None, None, None
+
+
+def jagged2_softmax(x, offsets, offsets_total, max_seq_len, transpose):
+    """Same call as upstream's jagged2_softmax: x [sum_b L_b^2], offsets of L_b, offsets_total of
+    L_b^2; softmax per column (`transpose`) or per row of each sample's matrix."""
+    return Jagged2Softmax.apply(x.contiguous(), offsets, offsets_total, max_seq_len, transpose)

@@ -1,0 +1,19 @@
+# Copyright (c) 2026 The autotune authors.
+# Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+# in compliance with the License. You may obtain a copy at http://www.apache.org/licenses/LICENSE-2.0
+#
+# The upstream kernels, unmodified: FBGEMM's own module (sll/triton/triton_jagged2_to_padded_dense.py of
+# the fbgemm_gpu package), loaded from the pinned fbgemm-gpu-cpu==1.9.0 wheel, whose sources are
+# byte-identical to pytorch/FBGEMM at 71d6f8b229d964e61cac24df9bbd2ffcc4b4d378. The loader checks the
+# file's sha256 and never runs fbgemm_gpu/__init__.py. Nothing of upstream is copied into this repository.
+"""Upstream jagged2_to_padded_dense (GPU side): the functions ATK's GPU server calls."""
+
+from autotuner.upstream import load
+from ops.jagged2_to_padded_dense import SPEC
+
+_upstream = load(SPEC.upstream.file, SPEC.upstream.sha256)
+jagged2_to_padded_dense = _upstream.jagged2_to_padded_dense
+jagged2_to_padded_dense_fwd = _upstream.jagged2_to_padded_dense_fwd
+padded_dense_to_jagged2_fwd = _upstream.padded_dense_to_jagged2_fwd
+jagged2_to_padded_dense_kernel = _upstream.jagged2_to_padded_dense_kernel
+padded_dense_to_jagged2_kernel = _upstream.padded_dense_to_jagged2_kernel

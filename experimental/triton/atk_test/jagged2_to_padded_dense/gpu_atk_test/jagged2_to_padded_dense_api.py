@@ -1,0 +1,31 @@
+# Copyright (c) 2026 The autotune authors.
+# Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+# in compliance with the License. You may obtain a copy at http://www.apache.org/licenses/LICENSE-2.0
+"""ATK custom API of jagged2_to_padded_dense (GPU side): calls upstream's kernels, loaded by the file beside this one."""
+
+import os
+import sys
+
+import torch
+
+from autotuner.atk_compat import BaseApi, register  # ATK's classes, or stand-ins without ATK
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import jagged2_to_padded_dense as kernel  # noqa: E402
+
+from ops.jagged2_to_padded_dense import PADDING_VALUE  # noqa: E402  (the cases pad with it)
+
+
+@register("jagged2_to_padded_dense")
+class Jagged2ToPaddedDenseApi(BaseApi):
+    """Inputs (generate_jagged2_to_padded_dense.py): values, offsets, max_seq_len, ddense.
+    Outputs: dense (Jagged2ToPaddedDense.forward), dvalues (its backward). Upstream's backward
+    leaves the segment tail of sequences longer than max_seq_len undefined (torch.empty)."""
+
+    def __call__(self, input_data, with_output=False):
+        values, offsets, max_seq_len, ddense = input_data.args[:4]
+        n = int(max_seq_len)
+        lengths = torch.sqrt(offsets[1:] - offsets[0:-1:1]).to(torch.int32)  # as upstream's forward
+        dense = kernel.jagged2_to_padded_dense(values, offsets, n, PADDING_VALUE)
+        dvalues = kernel.padded_dense_to_jagged2_fwd(ddense, lengths, offsets, n)
+        return dense, dvalues

@@ -1,0 +1,286 @@
+# Copyright (c) 2026 The autotune authors.
+# Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+# in compliance with the License. You may obtain a copy at http://www.apache.org/licenses/LICENSE-2.0
+#
+# Ascend port of FBGEMM's SLL jagged2_to_padded_dense and its backward padded_dense_to_jagged2
+# (pytorch/FBGEMM, see README.md), written here. Same tiling as upstream (grid: row blocks x
+# column blocks x sequences); the forward writes the padding itself (upstream fills the whole
+# output first, an extra pass), the backward writes the zeros of each segment's tail (upstream
+# leaves them undefined).
+"""Triton port of jagged2_to_padded_dense: jagged2 [sum L_b^2] <-> padded dense [B, N, N]."""
+
+import math
+import os
+import re
+import warnings
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _jagged2_to_padded_dense_kernel(
+    values_ptr, lengths_ptr, offsets_ptr, out_ptr, max_len, padding_value,
+    stride_ob, stride_om, stride_on,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+):  # fmt: skip
+    """dense[b, m, n] = values[begin + m * Lt + n] for m, n < Lt = min(L_b, max_len), else padding."""
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    pid_b = tl.program_id(2).to(tl.int64)
+    begin = tl.load(offsets_ptr + pid_b)
+    lt = tl.minimum(tl.load(lengths_ptr + pid_b), max_len).to(tl.int64)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    inside = (offs_m[:, None] < lt) & (offs_n[None, :] < lt)
+    x = tl.load(
+        values_ptr + begin + offs_m[:, None] * lt + offs_n[None, :],
+        mask=inside,
+        other=padding_value,
+    )
+    tl.store(
+        out_ptr + pid_b * stride_ob + offs_m[:, None] * stride_om + offs_n[None, :] * stride_on,
+        x,
+        mask=(offs_m[:, None] < max_len) & (offs_n[None, :] < max_len),
+    )
+
+
+@triton.jit
+def _padded_dense_to_jagged2_kernel(
+    dense_ptr, lengths_ptr, offsets_ptr, out_ptr, max_len,
+    stride_db, stride_dm, stride_dn,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+):  # fmt: skip
+    """out[begin + m * Lt + n] = dense[b, m, n] for m, n < Lt; the segment past Lt^2 is zero."""
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    pid_b = tl.program_id(2).to(tl.int64)
+    begin = tl.load(offsets_ptr + pid_b)
+    end = tl.load(offsets_ptr + pid_b + 1)
+    lt = tl.minimum(tl.load(lengths_ptr + pid_b), max_len).to(tl.int64)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    inside = (offs_m[:, None] < lt) & (offs_n[None, :] < lt)
+    x = tl.load(
+        dense_ptr + pid_b * stride_db + offs_m[:, None] * stride_dm + offs_n[None, :] * stride_dn,
+        mask=inside,
+        other=0.0,
+    )
+    tl.store(out_ptr + begin + offs_m[:, None] * lt + offs_n[None, :], x, mask=inside)
+    # Sequences longer than max_len: their segment past Lt^2 gets zeros, spread over the
+    # sequence's programs in tiles of BLOCK_M * BLOCK_N.
+    program = pid_m * tl.num_programs(1) + pid_n
+    step = tl.num_programs(0) * tl.num_programs(1) * BLOCK_M * BLOCK_N
+    tile = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
+    zeros = tl.zeros([BLOCK_M, BLOCK_N], dtype=out_ptr.dtype.element_ty)
+    for start in range(begin + lt * lt + program * BLOCK_M * BLOCK_N, end, step):
+        offs = start + tile
+        tl.store(out_ptr + offs, zeros, mask=offs < end)
+
+
+# >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
+# Launch configs frozen per soc, kernel and case, and the code that picks one at run time.
+FROZEN_CONFIGS = {}
+
+_SOC_PATTERNS = (
+    ("^Ascend950PR", "950PR"),
+    ("^Ascend950DT", "950DT"),
+    ("^Ascend910B", "910B"),
+    ("^Ascend910_93", "910_93"),
+    ("\\bGH200\\b", "GH200"),
+    ("\\bH200\\b", "H200"),
+    ("\\bH100\\b", "H100"),
+    ("\\bH800\\b", "H800"),
+    ("\\bH20\\b", "H20"),
+    ("\\bB200\\b", "B200"),
+    ("\\bB100\\b", "B100"),
+    ("\\bA100\\b", "A100"),
+    ("\\bA800\\b", "A800"),
+    ("\\bA10\\b", "A10"),
+    ("\\bL40S\\b", "L40S"),
+    ("\\bL40\\b", "L40"),
+    ("\\bL4\\b", "L4"),
+    ("\\bV100\\b", "V100"),
+    ("\\bT4\\b", "T4"),
+)
+_VENDOR_WORDS = ("NVIDIA", "GeForce", "Tesla", "Quadro")
+_LAUNCH_OPTIONS = {"cuda": ("num_warps", "num_stages"), "npu": ("multibuffer", "num_warps")}
+_DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
+_WARNED = set()
+
+
+def _soc_of(device):
+    """The soc of a tensor's device: `H200`, `950PR`, ... or `cpu` for the interpreter."""
+    if device.type == "cpu":
+        return "cpu"
+    if device.type == "npu":
+        name = torch.npu.get_device_name(device.index or 0)
+    else:
+        name = torch.cuda.get_device_name(device)
+    for pattern, soc in _SOC_PATTERNS:
+        if re.search(pattern, name):
+            return soc
+    words = [w for w in name.split() if w not in _VENDOR_WORDS]
+    return "".join(words) or name
+
+
+def _shape_distance(frozen, asked):
+    return sum(
+        abs(math.log2(max(v, 1)) - math.log2(max(asked.get(k, 1), 1))) for k, v in frozen.items()
+    )
+
+
+def _pick_config(kernel, shape, dtype, device, default):
+    """The frozen config of this soc for the case; else the nearest frozen case; else `default`.
+
+    Nearest: the same dtype and the smallest sum over the shape keys of |log2(frozen) - log2(asked)|,
+    with a warning once per kernel and shape. No tuning happens at run time.
+    """
+    soc = _soc_of(device)
+    entries = [e for e in FROZEN_CONFIGS.get(soc, {}).get(kernel, []) if e["dtype"] == dtype]
+    for entry in entries:
+        if entry["shape"] == shape:
+            return dict(entry["config"])
+    if not entries:
+        return dict(default)
+    nearest = min(entries, key=lambda e: _shape_distance(e["shape"], shape))
+    key = (soc, kernel, dtype, tuple(sorted(shape.items())))
+    if key not in _WARNED:
+        _WARNED.add(key)
+        warnings.warn(
+            f"{kernel}: no config frozen on {soc} for {shape} {dtype}; "
+            f"using that of the nearest frozen case {nearest['case']}",
+            stacklevel=3,
+        )
+    return dict(nearest["config"])
+
+
+def _split_config(config, device):
+    """(constexpr tunables, launch options this device understands) of a config."""
+    options = _LAUNCH_OPTIONS.get(device.type, ())
+    constexprs = {k: v for k, v in config.items() if k.startswith("BLOCK_")}
+    return constexprs, {k: v for k, v in config.items() if k in options}
+
+
+def _checked(check):
+    return check or os.environ.get("AUTOTUNE_CHECK") == "1"
+
+
+def _check_offsets(offsets, rows):
+    """Raise ValueError (one line) unless offsets are 0, non-decreasing, ending at `rows`."""
+    if offsets.dim() != 1 or offsets.numel() < 2 or offsets.dtype not in (torch.int32, torch.int64):
+        raise ValueError("offsets must be a 1-D int32/int64 tensor with B + 1 entries")
+    host = offsets.tolist()
+    if host[0] != 0:
+        raise ValueError(f"offsets must start at 0, not {host[0]}")
+    for i in range(1, len(host)):
+        if host[i] < host[i - 1]:
+            raise ValueError(
+                f"offsets must be non-decreasing: offsets[{i}]={host[i]} < offsets[{i - 1}]={host[i - 1]}"
+            )
+    if host[-1] != rows:
+        raise ValueError(f"offsets end at {host[-1]} but the jagged tensor has {rows} rows")
+
+
+# <<< autotune generated block <<<
+
+
+def default_config(kernel: str, shape: dict) -> dict:
+    """Upstream's launch (both directions): BLOCK_M = BLOCK_N = 32 and Triton's num_warps=4."""
+    return {"BLOCK_M": 32, "BLOCK_N": 32, "num_warps": 4}
+
+
+def jagged2_lengths(offsets):
+    """Upstream's lengths: sqrt of the segment sizes, truncated to int32 (no host sync)."""
+    return torch.sqrt(offsets[1:] - offsets[0:-1:1]).to(torch.int32)
+
+
+def _configure(kernel, config, shape, tensor):
+    if config is None:
+        dtype = _DTYPE_NAMES.get(tensor.dtype, str(tensor.dtype))
+        default = default_config(kernel, shape)
+        config = _pick_config(kernel, shape, dtype, tensor.device, default)
+    return _split_config(config, tensor.device)
+
+
+def _check_jagged2(offsets, total, max_len):
+    if max_len < 0:
+        raise ValueError(f"max_length must be non-negative, got {max_len}")
+    _check_offsets(offsets, total)
+
+
+def jagged2_to_padded_dense_fwd(
+    values, offsets, max_length, padding_value=0.0, *, config=None, check=False
+):
+    """values [sum L_b^2] -> [B, max_length, max_length], padded with `padding_value`."""
+    max_len = int(max_length)
+    if _checked(check):
+        if values.dim() != 1:
+            raise ValueError(f"values must be a 1-D jagged2 tensor, got {tuple(values.shape)}")
+        _check_jagged2(offsets, values.numel(), max_len)
+    batch = offsets.numel() - 1
+    shape = {"B": batch, "max_seq_len": max_len}
+    blocks, options = _configure("fwd", config, shape, values)
+    out = torch.empty(batch, max_len, max_len, dtype=values.dtype, device=values.device)
+    if out.numel() == 0:
+        return out
+    grid = (triton.cdiv(max_len, blocks["BLOCK_M"]), triton.cdiv(max_len, blocks["BLOCK_N"]), batch)
+    _jagged2_to_padded_dense_kernel[grid](
+        values, jagged2_lengths(offsets), offsets, out, max_len, padding_value,
+        out.stride(0), out.stride(1), out.stride(2), **blocks, **options,
+    )  # fmt: skip
+    return out
+
+
+def padded_dense_to_jagged2_fwd(dense, offsets, max_length, *, config=None, check=False):
+    """[B, max_length, max_length] -> jagged2 [offsets[-1]] (the backward of the forward)."""
+    max_len = int(max_length)
+    batch = offsets.numel() - 1
+    if _checked(check):
+        if (
+            dense.dim() != 3
+            or dense.size(0) != batch
+            or dense.size(1) < max_len
+            or dense.size(2) < max_len
+        ):
+            raise ValueError(
+                f"dense must be [B, max_length, max_length] = [{batch}, {max_len}, {max_len}], got {tuple(dense.shape)}"
+            )
+        total = int(offsets[-1]) if offsets.numel() else 0
+        _check_jagged2(offsets, total, max_len)
+    out = torch.empty(int(offsets[-1]), dtype=dense.dtype, device=dense.device)
+    shape = {"B": batch, "max_seq_len": max_len}
+    blocks, options = _configure("bwd", config, shape, dense)
+    if out.numel() == 0:
+        return out
+    grid = (
+        max(1, triton.cdiv(max_len, blocks["BLOCK_M"])),
+        max(1, triton.cdiv(max_len, blocks["BLOCK_N"])),
+        batch,
+    )
+    _padded_dense_to_jagged2_kernel[grid](
+        dense, jagged2_lengths(offsets), offsets, out, max_len,
+        dense.stride(0), dense.stride(1), dense.stride(2), **blocks, **options,
+    )  # fmt: skip
+    return out
+
+
+class Jagged2ToPaddedDense(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, values, offsets, max_length, padding_value):
+        ctx.max_length = max_length
+        ctx.save_for_backward(offsets)
+        return jagged2_to_padded_dense_fwd(values, offsets, max_length, padding_value)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (offsets,) = ctx.saved_tensors
+        return padded_dense_to_jagged2_fwd(grad_output, offsets, ctx.max_length), None, None, None
+
+
+def jagged2_to_padded_dense(values, offsets, max_length, padding_value=0.0):
+    """Upstream's call: values [sum N_i^2], offsets [B + 1] -> [B, max_length, max_length]."""
+    return Jagged2ToPaddedDense.apply(
+        values.contiguous(), offsets.contiguous(), max_length, padding_value
+    )

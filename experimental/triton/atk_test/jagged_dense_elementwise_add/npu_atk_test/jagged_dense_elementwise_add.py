@@ -1,0 +1,285 @@
+# Copyright (c) 2026 The autotune authors.
+# Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+# in compliance with the License. You may obtain a copy at http://www.apache.org/licenses/LICENSE-2.0
+#
+# Ascend port of FBGEMM's SLL jagged_dense_elementwise_add, Triton path (pytorch/FBGEMM, see
+# README.md), written here. Upstream runs one program per sequence that walks all of its rows
+# (dense_to_jagged with a fused add, jagged_to_dense for the backward); this port spreads row
+# blocks over programs as well (grid: row blocks x sequences), adds in fp32, and writes the
+# backward's zero padding in the kernel.
+"""Triton port of jagged_dense_elementwise_add: jagged x + padded dense y -> jagged, and its backward."""
+
+import math
+import os
+import re
+import warnings
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _jagged_dense_add_kernel(
+    x_ptr, offsets_ptr, y_ptr, out_ptr, max_len, D,
+    stride_xl, stride_xd, stride_yb, stride_yl, stride_yd, stride_ol, stride_od,
+    BLOCK_ROW: tl.constexpr, BLOCK_COL: tl.constexpr,
+):  # fmt: skip
+    """out[begin + l] = x[begin + l] + y[b, l] (l < max_len), = x[begin + l] beyond max_len."""
+    pid_r = tl.program_id(0)
+    pid_b = tl.program_id(1).to(tl.int64)
+    begin = tl.load(offsets_ptr + pid_b)
+    length = tl.load(offsets_ptr + pid_b + 1) - begin
+    # Rows past the grid's (max_len) rows are kept: the programs of a sequence stride over them.
+    step = tl.num_programs(0) * BLOCK_ROW
+    for start_r in range(pid_r * BLOCK_ROW, length, step):
+        offs_r = start_r + tl.arange(0, BLOCK_ROW)
+        in_seq = offs_r < length
+        in_dense = in_seq & (offs_r < max_len)
+        for start_c in range(0, D, BLOCK_COL):
+            offs_c = start_c + tl.arange(0, BLOCK_COL)
+            mask_c = offs_c < D
+            x = tl.load(
+                x_ptr + (begin + offs_r)[:, None] * stride_xl + offs_c[None, :] * stride_xd,
+                mask=in_seq[:, None] & mask_c[None, :],
+                other=0.0,
+            )
+            y = tl.load(
+                y_ptr
+                + pid_b * stride_yb
+                + offs_r[:, None] * stride_yl
+                + offs_c[None, :] * stride_yd,
+                mask=in_dense[:, None] & mask_c[None, :],
+                other=0.0,
+            )
+            out = x.to(tl.float32) + y.to(tl.float32)
+            tl.store(
+                out_ptr + (begin + offs_r)[:, None] * stride_ol + offs_c[None, :] * stride_od,
+                out.to(out_ptr.dtype.element_ty),
+                mask=in_seq[:, None] & mask_c[None, :],
+            )
+
+
+@triton.jit
+def _jagged_to_dense_grad_kernel(
+    dout_ptr, offsets_ptr, dy_ptr, max_len, D,
+    stride_gl, stride_gd, stride_yb, stride_yl, stride_yd,
+    BLOCK_ROW: tl.constexpr, BLOCK_COL: tl.constexpr,
+):  # fmt: skip
+    """dy[b, l] = dout[begin + l] for l < min(len_b, max_len), else 0 (padding written here)."""
+    pid_r = tl.program_id(0)
+    pid_b = tl.program_id(1).to(tl.int64)
+    begin = tl.load(offsets_ptr + pid_b)
+    length = tl.minimum(tl.load(offsets_ptr + pid_b + 1) - begin, max_len)
+    offs_r = pid_r * BLOCK_ROW + tl.arange(0, BLOCK_ROW)
+    in_seq = offs_r < length
+    in_dense = offs_r < max_len
+    for start_c in range(0, D, BLOCK_COL):
+        offs_c = start_c + tl.arange(0, BLOCK_COL)
+        mask_c = offs_c < D
+        g = tl.load(
+            dout_ptr + (begin + offs_r)[:, None] * stride_gl + offs_c[None, :] * stride_gd,
+            mask=in_seq[:, None] & mask_c[None, :],
+            other=0.0,
+        )
+        tl.store(
+            dy_ptr + pid_b * stride_yb + offs_r[:, None] * stride_yl + offs_c[None, :] * stride_yd,
+            g,
+            mask=in_dense[:, None] & mask_c[None, :],
+        )
+
+
+# >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
+# Launch configs frozen per soc, kernel and case, and the code that picks one at run time.
+FROZEN_CONFIGS = {}
+
+_SOC_PATTERNS = (
+    ("^Ascend950PR", "950PR"),
+    ("^Ascend950DT", "950DT"),
+    ("^Ascend910B", "910B"),
+    ("^Ascend910_93", "910_93"),
+    ("\\bGH200\\b", "GH200"),
+    ("\\bH200\\b", "H200"),
+    ("\\bH100\\b", "H100"),
+    ("\\bH800\\b", "H800"),
+    ("\\bH20\\b", "H20"),
+    ("\\bB200\\b", "B200"),
+    ("\\bB100\\b", "B100"),
+    ("\\bA100\\b", "A100"),
+    ("\\bA800\\b", "A800"),
+    ("\\bA10\\b", "A10"),
+    ("\\bL40S\\b", "L40S"),
+    ("\\bL40\\b", "L40"),
+    ("\\bL4\\b", "L4"),
+    ("\\bV100\\b", "V100"),
+    ("\\bT4\\b", "T4"),
+)
+_VENDOR_WORDS = ("NVIDIA", "GeForce", "Tesla", "Quadro")
+_LAUNCH_OPTIONS = {"cuda": ("num_warps", "num_stages"), "npu": ("multibuffer", "num_warps")}
+_DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
+_WARNED = set()
+
+
+def _soc_of(device):
+    """The soc of a tensor's device: `H200`, `950PR`, ... or `cpu` for the interpreter."""
+    if device.type == "cpu":
+        return "cpu"
+    if device.type == "npu":
+        name = torch.npu.get_device_name(device.index or 0)
+    else:
+        name = torch.cuda.get_device_name(device)
+    for pattern, soc in _SOC_PATTERNS:
+        if re.search(pattern, name):
+            return soc
+    words = [w for w in name.split() if w not in _VENDOR_WORDS]
+    return "".join(words) or name
+
+
+def _shape_distance(frozen, asked):
+    return sum(
+        abs(math.log2(max(v, 1)) - math.log2(max(asked.get(k, 1), 1))) for k, v in frozen.items()
+    )
+
+
+def _pick_config(kernel, shape, dtype, device, default):
+    """The frozen config of this soc for the case; else the nearest frozen case; else `default`.
+
+    Nearest: the same dtype and the smallest sum over the shape keys of |log2(frozen) - log2(asked)|,
+    with a warning once per kernel and shape. No tuning happens at run time.
+    """
+    soc = _soc_of(device)
+    entries = [e for e in FROZEN_CONFIGS.get(soc, {}).get(kernel, []) if e["dtype"] == dtype]
+    for entry in entries:
+        if entry["shape"] == shape:
+            return dict(entry["config"])
+    if not entries:
+        return dict(default)
+    nearest = min(entries, key=lambda e: _shape_distance(e["shape"], shape))
+    key = (soc, kernel, dtype, tuple(sorted(shape.items())))
+    if key not in _WARNED:
+        _WARNED.add(key)
+        warnings.warn(
+            f"{kernel}: no config frozen on {soc} for {shape} {dtype}; "
+            f"using that of the nearest frozen case {nearest['case']}",
+            stacklevel=3,
+        )
+    return dict(nearest["config"])
+
+
+def _split_config(config, device):
+    """(constexpr tunables, launch options this device understands) of a config."""
+    options = _LAUNCH_OPTIONS.get(device.type, ())
+    constexprs = {k: v for k, v in config.items() if k.startswith("BLOCK_")}
+    return constexprs, {k: v for k, v in config.items() if k in options}
+
+
+def _checked(check):
+    return check or os.environ.get("AUTOTUNE_CHECK") == "1"
+
+
+def _check_offsets(offsets, rows):
+    """Raise ValueError (one line) unless offsets are 0, non-decreasing, ending at `rows`."""
+    if offsets.dim() != 1 or offsets.numel() < 2 or offsets.dtype not in (torch.int32, torch.int64):
+        raise ValueError("offsets must be a 1-D int32/int64 tensor with B + 1 entries")
+    host = offsets.tolist()
+    if host[0] != 0:
+        raise ValueError(f"offsets must start at 0, not {host[0]}")
+    for i in range(1, len(host)):
+        if host[i] < host[i - 1]:
+            raise ValueError(
+                f"offsets must be non-decreasing: offsets[{i}]={host[i]} < offsets[{i - 1}]={host[i - 1]}"
+            )
+    if host[-1] != rows:
+        raise ValueError(f"offsets end at {host[-1]} but the jagged tensor has {rows} rows")
+
+
+# <<< autotune generated block <<<
+
+
+def default_config(kernel: str, shape: dict) -> dict:
+    """Upstream's launch: 32 x 32 thread blocks and Triton's num_warps=4 (forward and backward)."""
+    return {"BLOCK_ROW": 32, "BLOCK_COL": 32, "num_warps": 4}
+
+
+def _configure(kernel, config, shape, tensor):
+    if config is None:
+        dtype = _DTYPE_NAMES.get(tensor.dtype, str(tensor.dtype))
+        default = default_config(kernel, shape)
+        config = _pick_config(kernel, shape, dtype, tensor.device, default)
+    return _split_config(config, tensor.device)
+
+
+def jagged_dense_elementwise_add_fwd(x, x_offsets, y, *, config=None, check=False):
+    """x [sum_L, D] jagged, y [B, max_seq_len, D] dense -> x + y as a jagged [sum_L, D]."""
+    if _checked(check):
+        if x.dim() != 2 or y.dim() != 3:
+            raise ValueError(
+                f"x must be [sum_L, D] and y [B, max_seq_len, D], got {tuple(x.shape)} and {tuple(y.shape)}"
+            )
+        if y.size(0) != x_offsets.numel() - 1 or y.size(2) != x.size(1):
+            raise ValueError(
+                f"y {tuple(y.shape)} does not match B={x_offsets.numel() - 1}, D={x.size(1)}"
+            )
+        if x.dtype != y.dtype:
+            raise ValueError(f"x and y must have one dtype, got {x.dtype} and {y.dtype}")
+        _check_offsets(x_offsets, x.size(0))
+    batch, max_len, d = y.shape
+    shape = {"B": batch, "max_seq_len": max_len, "D": d}
+    blocks, options = _configure("fwd", config, shape, x)
+    out = torch.empty_like(x)
+    if out.numel() == 0:
+        return out
+    grid = (max(1, triton.cdiv(max_len, blocks["BLOCK_ROW"])), batch)
+    _jagged_dense_add_kernel[grid](
+        x, x_offsets, y, out, max_len, d,
+        x.stride(0), x.stride(1), y.stride(0), y.stride(1), y.stride(2), out.stride(0), out.stride(1),
+        **blocks, **options,
+    )  # fmt: skip
+    return out
+
+
+def jagged_dense_elementwise_add_bwd(
+    grad_output, x_offsets, max_seq_len, *, config=None, check=False
+):
+    """(dx, dy): dx is grad_output itself, dy [B, max_seq_len, D] its padded (zeros) dense form."""
+    max_len = int(max_seq_len)
+    if _checked(check):
+        if grad_output.dim() != 2:
+            raise ValueError(f"grad_output must be [sum_L, D], got {tuple(grad_output.shape)}")
+        if max_len < 0:
+            raise ValueError(f"max_seq_len must be non-negative, got {max_len}")
+        _check_offsets(x_offsets, grad_output.size(0))
+    batch, d = x_offsets.numel() - 1, grad_output.size(1)
+    shape = {"B": batch, "max_seq_len": max_len, "D": d}
+    blocks, options = _configure("bwd", config, shape, grad_output)
+    dy = torch.empty(batch, max_len, d, dtype=grad_output.dtype, device=grad_output.device)
+    if dy.numel() == 0:
+        return grad_output, dy
+    grid = (triton.cdiv(max_len, blocks["BLOCK_ROW"]), batch)
+    _jagged_to_dense_grad_kernel[grid](
+        grad_output, x_offsets, dy, max_len, d,
+        grad_output.stride(0), grad_output.stride(1), dy.stride(0), dy.stride(1), dy.stride(2),
+        **blocks, **options,
+    )  # fmt: skip
+    return grad_output, dy
+
+
+class JaggedDenseAdd(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, x_offsets, y, max_seq_len):
+        ctx.save_for_backward(x_offsets)
+        ctx.max_seq_len = max_seq_len
+        return jagged_dense_elementwise_add_fwd(x, x_offsets, y)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (offsets,) = ctx.saved_tensors
+        dx, dy = jagged_dense_elementwise_add_bwd(
+            grad_output.contiguous(), offsets, ctx.max_seq_len
+        )
+        return dx, None, dy, None
+
+
+def jagged_dense_elementwise_add(x, x_offsets, y, max_seq_len, use_fbgemm_kernel=False):
+    """Upstream's call; the port is always the Triton path (`use_fbgemm_kernel` is ignored)."""
+    return JaggedDenseAdd.apply(x, x_offsets, y, max_seq_len)

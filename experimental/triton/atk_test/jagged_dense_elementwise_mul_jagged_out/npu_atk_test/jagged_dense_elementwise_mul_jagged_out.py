@@ -1,0 +1,237 @@
+# Copyright (c) 2026 The autotune authors.
+# Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+# in compliance with the License. You may obtain a copy at http://www.apache.org/licenses/LICENSE-2.0
+#
+# Ascend port of FBGEMM's SLL jagged_dense_elementwise_mul_jagged_out (pytorch/FBGEMM, see
+# README.md), written here. Same grid as upstream (row blocks x sequences, a loop over column
+# blocks); the product runs in fp32, and the kernel itself zeroes the part of each sequence's
+# segment past Lt^2 (upstream fills the whole output with zeros first, an extra pass).
+"""Triton port of jagged_dense_elementwise_mul_jagged_out: jagged2 x * dense [N, N] -> jagged2."""
+
+import math
+import os
+import re
+import warnings
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _jagged_dense_mul_kernel(
+    x_ptr, y_ptr, out_ptr, lengths_ptr, offsets_ptr, max_len, stride_ym, stride_yn,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+):  # fmt: skip
+    """out[begin + r * Lt + c] = x[begin + r * Lt + c] * y[r, c] for r, c < Lt = min(L_b, max_len)."""
+    pid_m = tl.program_id(0)
+    pid_b = tl.program_id(1)
+    begin = tl.load(offsets_ptr + pid_b)
+    end = tl.load(offsets_ptr + pid_b + 1)
+    lt = tl.minimum(tl.load(lengths_ptr + pid_b), max_len).to(tl.int64)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    mask_m = offs_m < lt
+    for start_n in range(0, lt, BLOCK_N):
+        offs_n = start_n + tl.arange(0, BLOCK_N)
+        mask = mask_m[:, None] & (offs_n[None, :] < lt)
+        jagged = begin + offs_m[:, None] * lt + offs_n[None, :]
+        x = tl.load(x_ptr + jagged, mask=mask, other=0.0)
+        y = tl.load(
+            y_ptr + offs_m[:, None] * stride_ym + offs_n[None, :] * stride_yn, mask=mask, other=0.0
+        )
+        out = x.to(tl.float32) * y.to(tl.float32)
+        tl.store(out_ptr + jagged, out.to(out_ptr.dtype.element_ty), mask=mask)
+    # The segment's elements past Lt^2 (sequences longer than max_len) are zero, spread over the
+    # sequence's programs in chunks of BLOCK_M * BLOCK_N.
+    step = tl.num_programs(0) * BLOCK_M * BLOCK_N
+    tile = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
+    zeros = tl.zeros([BLOCK_M, BLOCK_N], dtype=out_ptr.dtype.element_ty)
+    for start in range(begin + lt * lt + pid_m * BLOCK_M * BLOCK_N, end, step):
+        offs = start + tile
+        tl.store(out_ptr + offs, zeros, mask=offs < end)
+
+
+# >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
+# Launch configs frozen per soc, kernel and case, and the code that picks one at run time.
+FROZEN_CONFIGS = {}
+
+_SOC_PATTERNS = (
+    ("^Ascend950PR", "950PR"),
+    ("^Ascend950DT", "950DT"),
+    ("^Ascend910B", "910B"),
+    ("^Ascend910_93", "910_93"),
+    ("\\bGH200\\b", "GH200"),
+    ("\\bH200\\b", "H200"),
+    ("\\bH100\\b", "H100"),
+    ("\\bH800\\b", "H800"),
+    ("\\bH20\\b", "H20"),
+    ("\\bB200\\b", "B200"),
+    ("\\bB100\\b", "B100"),
+    ("\\bA100\\b", "A100"),
+    ("\\bA800\\b", "A800"),
+    ("\\bA10\\b", "A10"),
+    ("\\bL40S\\b", "L40S"),
+    ("\\bL40\\b", "L40"),
+    ("\\bL4\\b", "L4"),
+    ("\\bV100\\b", "V100"),
+    ("\\bT4\\b", "T4"),
+)
+_VENDOR_WORDS = ("NVIDIA", "GeForce", "Tesla", "Quadro")
+_LAUNCH_OPTIONS = {"cuda": ("num_warps", "num_stages"), "npu": ("multibuffer", "num_warps")}
+_DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
+_WARNED = set()
+
+
+def _soc_of(device):
+    """The soc of a tensor's device: `H200`, `950PR`, ... or `cpu` for the interpreter."""
+    if device.type == "cpu":
+        return "cpu"
+    if device.type == "npu":
+        name = torch.npu.get_device_name(device.index or 0)
+    else:
+        name = torch.cuda.get_device_name(device)
+    for pattern, soc in _SOC_PATTERNS:
+        if re.search(pattern, name):
+            return soc
+    words = [w for w in name.split() if w not in _VENDOR_WORDS]
+    return "".join(words) or name
+
+
+def _shape_distance(frozen, asked):
+    return sum(
+        abs(math.log2(max(v, 1)) - math.log2(max(asked.get(k, 1), 1))) for k, v in frozen.items()
+    )
+
+
+def _pick_config(kernel, shape, dtype, device, default):
+    """The frozen config of this soc for the case; else the nearest frozen case; else `default`.
+
+    Nearest: the same dtype and the smallest sum over the shape keys of |log2(frozen) - log2(asked)|,
+    with a warning once per kernel and shape. No tuning happens at run time.
+    """
+    soc = _soc_of(device)
+    entries = [e for e in FROZEN_CONFIGS.get(soc, {}).get(kernel, []) if e["dtype"] == dtype]
+    for entry in entries:
+        if entry["shape"] == shape:
+            return dict(entry["config"])
+    if not entries:
+        return dict(default)
+    nearest = min(entries, key=lambda e: _shape_distance(e["shape"], shape))
+    key = (soc, kernel, dtype, tuple(sorted(shape.items())))
+    if key not in _WARNED:
+        _WARNED.add(key)
+        warnings.warn(
+            f"{kernel}: no config frozen on {soc} for {shape} {dtype}; "
+            f"using that of the nearest frozen case {nearest['case']}",
+            stacklevel=3,
+        )
+    return dict(nearest["config"])
+
+
+def _split_config(config, device):
+    """(constexpr tunables, launch options this device understands) of a config."""
+    options = _LAUNCH_OPTIONS.get(device.type, ())
+    constexprs = {k: v for k, v in config.items() if k.startswith("BLOCK_")}
+    return constexprs, {k: v for k, v in config.items() if k in options}
+
+
+def _checked(check):
+    return check or os.environ.get("AUTOTUNE_CHECK") == "1"
+
+
+def _check_offsets(offsets, rows):
+    """Raise ValueError (one line) unless offsets are 0, non-decreasing, ending at `rows`."""
+    if offsets.dim() != 1 or offsets.numel() < 2 or offsets.dtype not in (torch.int32, torch.int64):
+        raise ValueError("offsets must be a 1-D int32/int64 tensor with B + 1 entries")
+    host = offsets.tolist()
+    if host[0] != 0:
+        raise ValueError(f"offsets must start at 0, not {host[0]}")
+    for i in range(1, len(host)):
+        if host[i] < host[i - 1]:
+            raise ValueError(
+                f"offsets must be non-decreasing: offsets[{i}]={host[i]} < offsets[{i - 1}]={host[i - 1]}"
+            )
+    if host[-1] != rows:
+        raise ValueError(f"offsets end at {host[-1]} but the jagged tensor has {rows} rows")
+
+
+# <<< autotune generated block <<<
+
+
+def default_config(kernel: str, shape: dict) -> dict:
+    """Upstream's launch: BLOCK_M = BLOCK_N = 32 and Triton's num_warps=4."""
+    return {"BLOCK_M": 32, "BLOCK_N": 32, "num_warps": 4}
+
+
+def _check_inputs(x, y, seq_lengths, offsets, max_len):
+    if x.dim() != 1:
+        raise ValueError(f"x must be a 1-D jagged2 tensor [sum_b L_b^2], got {tuple(x.shape)}")
+    if y.dim() != 2 or y.size(0) < max_len or y.size(1) < max_len:
+        raise ValueError(
+            f"y must be [max_seq_len, max_seq_len] = [{max_len}, {max_len}], got {tuple(y.shape)}"
+        )
+    if x.dtype != y.dtype:
+        raise ValueError(f"x and y must have one dtype, got {x.dtype} and {y.dtype}")
+    if max_len < 0:
+        raise ValueError(f"max_seq_len must be non-negative, got {max_len}")
+    _check_offsets(offsets, x.numel())
+    if seq_lengths.dim() != 1 or seq_lengths.numel() != offsets.numel() - 1:
+        raise ValueError(
+            f"seq_lengths must have B = {offsets.numel() - 1} entries, got {tuple(seq_lengths.shape)}"
+        )
+    bounds, lengths = offsets.tolist(), seq_lengths.tolist()
+    for b, length in enumerate(lengths):
+        lt = min(length, max_len)
+        if length < 0 or bounds[b + 1] - bounds[b] < lt * lt:
+            raise ValueError(
+                f"sequence {b}: length {length} needs {lt * lt} elements (min(L, max_seq_len)^2), "
+                f"its offsets give {bounds[b + 1] - bounds[b]}"
+            )
+
+
+def jagged_dense_elementwise_mul_jagged_out_fwd(
+    x, y, seq_lengths, offsets, max_seq_len, *, config=None, check=False
+):
+    """Upstream's triton_jagged_dense_elementwise_mul_jagged_out: x [sum L_b^2] * y [N, N]."""
+    max_len = int(max_seq_len)
+    if _checked(check):
+        _check_inputs(x, y, seq_lengths, offsets, max_len)
+    batch = seq_lengths.numel()
+    shape = {"B": batch, "max_seq_len": max_len}
+    if config is None:
+        dtype = _DTYPE_NAMES.get(x.dtype, str(x.dtype))
+        config = _pick_config("fwd", shape, dtype, x.device, default_config("fwd", shape))
+    blocks, options = _split_config(config, x.device)
+    out = torch.empty_like(x)
+    if out.numel() == 0 or batch == 0:
+        return out
+    grid = (max(1, triton.cdiv(max_len, blocks["BLOCK_M"])), batch)
+    _jagged_dense_mul_kernel[grid](
+        x, y, out, seq_lengths, offsets, max_len, y.stride(0), y.stride(1), **blocks, **options
+    )
+    return out
+
+
+class JaggedDenseElementwiseMul(torch.autograd.Function):
+    """z = x * y with x, z jagged2 [sum_b L_b^2] and y dense; y gets no gradient (as upstream)."""
+
+    @staticmethod
+    def forward(ctx, x, y, x_seq_lengths, x_offsets, max_seq_len):
+        ctx.max_seq_len = max_seq_len
+        ctx.save_for_backward(y, x_seq_lengths, x_offsets)
+        return jagged_dense_elementwise_mul_jagged_out_fwd(
+            x, y, x_seq_lengths, x_offsets, max_seq_len
+        )
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, lengths, offsets = ctx.saved_tensors
+        grad_x = jagged_dense_elementwise_mul_jagged_out_fwd(
+            grad_output.contiguous(), y, lengths, offsets, ctx.max_seq_len
+        )
+        return grad_x, None, None, None, None
+
+
+def jagged_dense_elementwise_mul_jagged_out(x, y, x_seq_lengths, x_offsets, max_seq_len):
+    """Upstream's call."""
+    return JaggedDenseElementwiseMul.apply(x, y, x_seq_lengths, x_offsets, max_seq_len)

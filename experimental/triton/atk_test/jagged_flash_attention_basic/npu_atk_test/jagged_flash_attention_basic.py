@@ -1,0 +1,484 @@
+# Copyright (c) 2026 The autotune authors.
+# Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+# in compliance with the License. You may obtain a copy at http://www.apache.org/licenses/LICENSE-2.0
+#
+# Ascend port of FBGEMM's jagged_flash_attention_basic (pytorch/FBGEMM, see README.md), written
+# here. Self-attention inside each jagged sequence, softmax over all keys of the sequence, the
+# probabilities divided by max_seq_len and optionally kept only for keys n >= query m:
+#   out[m] = sum_{n < M, (n >= m if use_mask)} softmax_n(q[m] . k[n]) / max_seq_len * v[n]
+# Differences from upstream: lse kept in fp32, stable -inf masking of padded keys, the division
+# by max_seq_len applied to the fp32 accumulators (not to the low-precision dot operands),
+# tunables passed per launch from the frozen configs below.
+"""Triton port of jagged_flash_attention_basic: forward, the do.o preprocess, and the backward."""
+
+import math
+import os
+import re
+import warnings
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _fwd_kernel(
+    q_ptr, k_ptr, v_ptr, offsets_ptr, o_ptr, lse_ptr, max_seq_len, D,
+    stride_qm, stride_qd, stride_kn, stride_kd, stride_vn, stride_vd, stride_om, stride_od,
+    USE_MASK: tl.constexpr, PRECISION: tl.constexpr, NEXT_D: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
+):  # fmt: skip
+    """One BLOCK_M block of queries of one sequence; q.k reduced over D in BLOCK_D slices."""
+    pid_m = tl.program_id(0)
+    pid_b = tl.program_id(1)
+    begin = tl.load(offsets_ptr + pid_b)
+    seqlen = tl.minimum(tl.load(offsets_ptr + pid_b + 1) - begin, max_seq_len)
+    start_m = pid_m * BLOCK_M
+    if start_m < seqlen:
+        offs_m = start_m + tl.arange(0, BLOCK_M)
+        mask_m = offs_m < seqlen
+        offs_nd = tl.arange(0, NEXT_D)
+        mask_nd = offs_nd < D
+        m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+        l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+        acc = tl.zeros([BLOCK_M, NEXT_D], dtype=tl.float32)
+        for start_n in range(0, seqlen, BLOCK_N):
+            offs_n = start_n + tl.arange(0, BLOCK_N)
+            mask_n = offs_n < seqlen
+            qk = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+            for start_d in range(0, D, BLOCK_D):
+                offs_d = start_d + tl.arange(0, BLOCK_D)
+                mask_d = offs_d < D
+                q = tl.load(
+                    q_ptr + (begin + offs_m)[:, None] * stride_qm + offs_d[None, :] * stride_qd,
+                    mask=mask_m[:, None] & mask_d[None, :],
+                    other=0.0,
+                )
+                kt = tl.load(
+                    k_ptr + (begin + offs_n)[None, :] * stride_kn + offs_d[:, None] * stride_kd,
+                    mask=mask_d[:, None] & mask_n[None, :],
+                    other=0.0,
+                )
+                qk += tl.dot(q, kt, input_precision=PRECISION)
+            qk = tl.where(mask_n[None, :], qk, float("-inf"))
+            m_new = tl.maximum(m_i, tl.max(qk, axis=1))
+            p = tl.exp(qk - m_new[:, None])
+            alpha = tl.exp(m_i - m_new)
+            l_i = alpha * l_i + tl.sum(p, axis=1)
+            if USE_MASK:
+                p = tl.where(offs_n[None, :] >= offs_m[:, None], p, 0.0)
+            v = tl.load(
+                v_ptr + (begin + offs_n)[:, None] * stride_vn + offs_nd[None, :] * stride_vd,
+                mask=mask_n[:, None] & mask_nd[None, :],
+                other=0.0,
+            )
+            pv = tl.dot(p.to(v_ptr.dtype.element_ty), v, input_precision=PRECISION)
+            acc = acc * alpha[:, None] + pv
+            m_i = m_new
+        # Rows of the block past the sequence saw q = 0, so l_i > 0 everywhere: no 0/0.
+        lse = m_i + tl.log(l_i)
+        tl.store(lse_ptr + begin + offs_m, lse, mask=mask_m)
+        out = acc / (l_i * max_seq_len)[:, None]
+        tl.store(
+            o_ptr + (begin + offs_m)[:, None] * stride_om + offs_nd[None, :] * stride_od,
+            out.to(o_ptr.dtype.element_ty),
+            mask=mask_m[:, None] & mask_nd[None, :],
+        )
+
+
+@triton.jit
+def _bwd_preprocess_kernel(
+    o_ptr, do_ptr, offsets_ptr, delta_ptr, max_seq_len, D,
+    stride_om, stride_od, stride_dom, stride_dod,
+    BLOCK_M: tl.constexpr, BLOCK_D: tl.constexpr,
+):  # fmt: skip
+    """delta[row] = sum_d out[row, d] * dout[row, d] for the first max_seq_len rows of a sequence."""
+    pid_m = tl.program_id(0)
+    pid_b = tl.program_id(1)
+    begin = tl.load(offsets_ptr + pid_b)
+    seqlen = tl.minimum(tl.load(offsets_ptr + pid_b + 1) - begin, max_seq_len)
+    start_m = pid_m * BLOCK_M
+    if start_m < seqlen:
+        offs_m = start_m + tl.arange(0, BLOCK_M)
+        mask_m = offs_m < seqlen
+        rows = (begin + offs_m)[:, None]
+        delta = tl.zeros([BLOCK_M], dtype=tl.float32)
+        for start_d in range(0, D, BLOCK_D):
+            offs_d = start_d + tl.arange(0, BLOCK_D)
+            mask = mask_m[:, None] & (offs_d < D)[None, :]
+            o = tl.load(
+                o_ptr + rows * stride_om + offs_d[None, :] * stride_od, mask=mask, other=0.0
+            )
+            do = tl.load(
+                do_ptr + rows * stride_dom + offs_d[None, :] * stride_dod, mask=mask, other=0.0
+            )
+            delta += tl.sum(o.to(tl.float32) * do.to(tl.float32), axis=1)
+        tl.store(delta_ptr + begin + offs_m, delta, mask=mask_m)
+
+
+@triton.jit
+def _bwd_kernel(
+    q_ptr, k_ptr, v_ptr, offsets_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, dk_ptr, dv_ptr,
+    max_seq_len, D,
+    stride_qm, stride_qd, stride_kn, stride_kd, stride_vn, stride_vd, stride_dom, stride_dod,
+    stride_dqm, stride_dqd, stride_dkn, stride_dkd, stride_dvn, stride_dvd,
+    USE_MASK: tl.constexpr, PRECISION: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
+):  # fmt: skip
+    """One BLOCK_N block of one sequence: dk and dv of its keys (queries in BLOCK_M steps), then dq
+    of the same BLOCK_N rows as queries (keys in BLOCK_M steps).
+
+    With p = exp(q.k - lse) the softmax, c the optional n >= m mask and N = max_seq_len:
+    dv = (p c / N)^T do, ds = p (c (do.v) - N delta) / N, dk = ds^T q, dq = ds k. The 1/N is
+    applied to the fp32 accumulators at the end.
+    """
+    pid_n = tl.program_id(0)
+    pid_b = tl.program_id(1)
+    begin = tl.load(offsets_ptr + pid_b)
+    seqlen = tl.minimum(tl.load(offsets_ptr + pid_b + 1) - begin, max_seq_len)
+    start_n = pid_n * BLOCK_N
+    if start_n < seqlen:
+        inv_n = 1.0 / max_seq_len
+        offs_n = start_n + tl.arange(0, BLOCK_N)
+        mask_n = offs_n < seqlen
+        offs_d = tl.arange(0, BLOCK_D)
+        mask_d = offs_d < D
+        tile_n = mask_n[:, None] & mask_d[None, :]
+        rows_n = (begin + offs_n)[:, None]
+        k = tl.load(
+            k_ptr + rows_n * stride_kn + offs_d[None, :] * stride_kd, mask=tile_n, other=0.0
+        )
+        v = tl.load(
+            v_ptr + rows_n * stride_vn + offs_d[None, :] * stride_vd, mask=tile_n, other=0.0
+        )
+        dk = tl.zeros([BLOCK_N, BLOCK_D], dtype=tl.float32)
+        dv = tl.zeros([BLOCK_N, BLOCK_D], dtype=tl.float32)
+        for start_m in range(0, seqlen, BLOCK_M):
+            offs_m = start_m + tl.arange(0, BLOCK_M)
+            mask_m = offs_m < seqlen
+            tile_m = mask_m[:, None] & mask_d[None, :]
+            rows_m = (begin + offs_m)[:, None]
+            q = tl.load(
+                q_ptr + rows_m * stride_qm + offs_d[None, :] * stride_qd, mask=tile_m, other=0.0
+            )
+            do = tl.load(
+                do_ptr + rows_m * stride_dom + offs_d[None, :] * stride_dod, mask=tile_m, other=0.0
+            )
+            lse = tl.load(lse_ptr + begin + offs_m, mask=mask_m, other=float("inf"))
+            delta = tl.load(delta_ptr + begin + offs_m, mask=mask_m, other=0.0)
+            qk = tl.dot(q, tl.trans(k), input_precision=PRECISION)
+            p = tl.exp(qk - lse[:, None])
+            p = tl.where(mask_m[:, None] & mask_n[None, :], p, 0.0)
+            dp = tl.dot(do, tl.trans(v), input_precision=PRECISION)
+            p_kept = p
+            if USE_MASK:
+                keep = offs_n[None, :] >= offs_m[:, None]
+                p_kept = tl.where(keep, p, 0.0)
+                dp = tl.where(keep, dp, 0.0)
+            dv += tl.dot(
+                tl.trans(p_kept.to(do_ptr.dtype.element_ty)), do, input_precision=PRECISION
+            )
+            ds = p * (dp - delta[:, None] * max_seq_len)
+            dk += tl.dot(tl.trans(ds.to(q_ptr.dtype.element_ty)), q, input_precision=PRECISION)
+        tl.store(
+            dk_ptr + rows_n * stride_dkn + offs_d[None, :] * stride_dkd,
+            (dk * inv_n).to(dk_ptr.dtype.element_ty),
+            mask=tile_n,
+        )
+        tl.store(
+            dv_ptr + rows_n * stride_dvn + offs_d[None, :] * stride_dvd,
+            (dv * inv_n).to(dv_ptr.dtype.element_ty),
+            mask=tile_n,
+        )
+
+        # dq of the BLOCK_N rows as queries.
+        q = tl.load(
+            q_ptr + rows_n * stride_qm + offs_d[None, :] * stride_qd, mask=tile_n, other=0.0
+        )
+        do = tl.load(
+            do_ptr + rows_n * stride_dom + offs_d[None, :] * stride_dod, mask=tile_n, other=0.0
+        )
+        lse = tl.load(lse_ptr + begin + offs_n, mask=mask_n, other=float("inf"))
+        delta = tl.load(delta_ptr + begin + offs_n, mask=mask_n, other=0.0)
+        dq = tl.zeros([BLOCK_N, BLOCK_D], dtype=tl.float32)
+        for start_k in range(0, seqlen, BLOCK_M):
+            offs_k = start_k + tl.arange(0, BLOCK_M)
+            mask_k = offs_k < seqlen
+            tile_k = mask_k[:, None] & mask_d[None, :]
+            rows_k = (begin + offs_k)[:, None]
+            kk = tl.load(
+                k_ptr + rows_k * stride_kn + offs_d[None, :] * stride_kd, mask=tile_k, other=0.0
+            )
+            vk = tl.load(
+                v_ptr + rows_k * stride_vn + offs_d[None, :] * stride_vd, mask=tile_k, other=0.0
+            )
+            qk = tl.dot(q, tl.trans(kk), input_precision=PRECISION)
+            p = tl.exp(qk - lse[:, None])
+            p = tl.where(mask_n[:, None] & mask_k[None, :], p, 0.0)
+            dp = tl.dot(do, tl.trans(vk), input_precision=PRECISION)
+            if USE_MASK:
+                dp = tl.where(offs_k[None, :] >= offs_n[:, None], dp, 0.0)
+            ds = p * (dp - delta[:, None] * max_seq_len)
+            dq += tl.dot(ds.to(k_ptr.dtype.element_ty), kk, input_precision=PRECISION)
+        tl.store(
+            dq_ptr + rows_n * stride_dqm + offs_d[None, :] * stride_dqd,
+            (dq * inv_n).to(dq_ptr.dtype.element_ty),
+            mask=tile_n,
+        )
+
+
+# >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
+# Launch configs frozen per soc, kernel and case, and the code that picks one at run time.
+FROZEN_CONFIGS = {}
+
+_SOC_PATTERNS = (
+    ("^Ascend950PR", "950PR"),
+    ("^Ascend950DT", "950DT"),
+    ("^Ascend910B", "910B"),
+    ("^Ascend910_93", "910_93"),
+    ("\\bGH200\\b", "GH200"),
+    ("\\bH200\\b", "H200"),
+    ("\\bH100\\b", "H100"),
+    ("\\bH800\\b", "H800"),
+    ("\\bH20\\b", "H20"),
+    ("\\bB200\\b", "B200"),
+    ("\\bB100\\b", "B100"),
+    ("\\bA100\\b", "A100"),
+    ("\\bA800\\b", "A800"),
+    ("\\bA10\\b", "A10"),
+    ("\\bL40S\\b", "L40S"),
+    ("\\bL40\\b", "L40"),
+    ("\\bL4\\b", "L4"),
+    ("\\bV100\\b", "V100"),
+    ("\\bT4\\b", "T4"),
+)
+_VENDOR_WORDS = ("NVIDIA", "GeForce", "Tesla", "Quadro")
+_LAUNCH_OPTIONS = {"cuda": ("num_warps", "num_stages"), "npu": ("multibuffer", "num_warps")}
+_DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
+_WARNED = set()
+
+
+def _soc_of(device):
+    """The soc of a tensor's device: `H200`, `950PR`, ... or `cpu` for the interpreter."""
+    if device.type == "cpu":
+        return "cpu"
+    if device.type == "npu":
+        name = torch.npu.get_device_name(device.index or 0)
+    else:
+        name = torch.cuda.get_device_name(device)
+    for pattern, soc in _SOC_PATTERNS:
+        if re.search(pattern, name):
+            return soc
+    words = [w for w in name.split() if w not in _VENDOR_WORDS]
+    return "".join(words) or name
+
+
+def _shape_distance(frozen, asked):
+    return sum(
+        abs(math.log2(max(v, 1)) - math.log2(max(asked.get(k, 1), 1))) for k, v in frozen.items()
+    )
+
+
+def _pick_config(kernel, shape, dtype, device, default):
+    """The frozen config of this soc for the case; else the nearest frozen case; else `default`.
+
+    Nearest: the same dtype and the smallest sum over the shape keys of |log2(frozen) - log2(asked)|,
+    with a warning once per kernel and shape. No tuning happens at run time.
+    """
+    soc = _soc_of(device)
+    entries = [e for e in FROZEN_CONFIGS.get(soc, {}).get(kernel, []) if e["dtype"] == dtype]
+    for entry in entries:
+        if entry["shape"] == shape:
+            return dict(entry["config"])
+    if not entries:
+        return dict(default)
+    nearest = min(entries, key=lambda e: _shape_distance(e["shape"], shape))
+    key = (soc, kernel, dtype, tuple(sorted(shape.items())))
+    if key not in _WARNED:
+        _WARNED.add(key)
+        warnings.warn(
+            f"{kernel}: no config frozen on {soc} for {shape} {dtype}; "
+            f"using that of the nearest frozen case {nearest['case']}",
+            stacklevel=3,
+        )
+    return dict(nearest["config"])
+
+
+def _split_config(config, device):
+    """(constexpr tunables, launch options this device understands) of a config."""
+    options = _LAUNCH_OPTIONS.get(device.type, ())
+    constexprs = {k: v for k, v in config.items() if k.startswith("BLOCK_")}
+    return constexprs, {k: v for k, v in config.items() if k in options}
+
+
+def _checked(check):
+    return check or os.environ.get("AUTOTUNE_CHECK") == "1"
+
+
+def _check_offsets(offsets, rows):
+    """Raise ValueError (one line) unless offsets are 0, non-decreasing, ending at `rows`."""
+    if offsets.dim() != 1 or offsets.numel() < 2 or offsets.dtype not in (torch.int32, torch.int64):
+        raise ValueError("offsets must be a 1-D int32/int64 tensor with B + 1 entries")
+    host = offsets.tolist()
+    if host[0] != 0:
+        raise ValueError(f"offsets must start at 0, not {host[0]}")
+    for i in range(1, len(host)):
+        if host[i] < host[i - 1]:
+            raise ValueError(
+                f"offsets must be non-decreasing: offsets[{i}]={host[i]} < offsets[{i - 1}]={host[i - 1]}"
+            )
+    if host[-1] != rows:
+        raise ValueError(f"offsets end at {host[-1]} but the jagged tensor has {rows} rows")
+
+
+# <<< autotune generated block <<<
+
+
+def _block_d(d: int) -> int:
+    """The whole head dimension in one tile, padded to a power of two (tl.dot needs >= 16)."""
+    return max(16, triton.next_power_of_2(d))
+
+
+def default_config(kernel: str, shape: dict) -> dict:
+    """Upstream's launch: BLOCK_SIZE_M = BLOCK_SIZE_N = 32, the forward's BLOCK_SIZE_D = 32, the
+    preprocess's BLOCK_SIZE_D = D (padded), Triton's num_warps=4, num_stages=3."""
+    if kernel == "fwd":
+        return {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_D": 32, "num_warps": 4, "num_stages": 3}
+    if kernel == "bwd_preprocess":
+        return {"BLOCK_M": 32, "BLOCK_D": _block_d(shape["D"]), "num_warps": 4}
+    return {"BLOCK_M": 32, "BLOCK_N": 32, "num_warps": 4, "num_stages": 3}
+
+
+def _shape(batch: int, max_seq_len: int, d: int) -> dict:
+    return {"B": batch, "max_seq_len": int(max_seq_len), "D": d}
+
+
+def _configure(kernel, config, shape, device, dtype):
+    if config is None:
+        default = default_config(kernel, shape)
+        config = _pick_config(kernel, shape, _DTYPE_NAMES[dtype], device, default)
+    return _split_config(config, device)
+
+
+def _precision(allow_tf32: bool) -> str:
+    return "tf32" if allow_tf32 else "ieee"
+
+
+def _check_inputs(q, k, v, offsets):
+    if q.dim() != 2 or q.shape != k.shape or q.shape != v.shape:
+        raise ValueError(
+            f"q {tuple(q.shape)}, k {tuple(k.shape)} and v {tuple(v.shape)} must all be [sum_L, D]"
+        )
+    if not (q.dtype == k.dtype == v.dtype):
+        raise ValueError("q, k and v must share one dtype")
+    _check_offsets(offsets, q.size(0))
+
+
+def jagged_flash_attention_basic_fwd(
+    q, k, v, offsets, max_seq_len, use_mask=False, allow_tf32=False, *, config=None, check=False,
+    out_dtype=None,
+):  # fmt: skip
+    """(out [sum_L, D], lse [sum_L] fp32). k is [sum_L, D] (not transposed). Rows past
+    max_seq_len get out = 0 and lse = -inf.
+
+    `out_dtype=torch.float32` keeps the output unrounded for the backward's delta = rowsum(out * dout).
+    """
+    if _checked(check):
+        _check_inputs(q, k, v, offsets)
+    batch, d = offsets.numel() - 1, q.size(1)
+    shape = _shape(batch, max_seq_len, d)
+    blocks, options = _configure("fwd", config, shape, q.device, q.dtype)
+    out = torch.zeros(q.shape, dtype=out_dtype or q.dtype, device=q.device)
+    lse = torch.full((q.size(0),), float("-inf"), dtype=torch.float32, device=q.device)
+    grid = (triton.cdiv(max_seq_len, blocks["BLOCK_M"]), batch)
+    _fwd_kernel[grid](
+        q, k, v, offsets, out, lse, max_seq_len, d,
+        q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
+        out.stride(0), out.stride(1),
+        USE_MASK=bool(use_mask), PRECISION=_precision(allow_tf32), NEXT_D=_block_d(d),
+        **blocks, **options,
+    )  # fmt: skip
+    return out, lse
+
+
+def bwd_preprocess(out, dout, offsets, max_seq_len, *, config=None):
+    """delta [sum_L] fp32: the row-wise dot product of out and dout (rows past max_seq_len: 0)."""
+    batch, d = offsets.numel() - 1, out.size(1)
+    shape = _shape(batch, max_seq_len, d)
+    # `out` may be the forward's fp32 output: the case (and its frozen config) has dout's dtype.
+    blocks, options = _configure("bwd_preprocess", config, shape, dout.device, dout.dtype)
+    delta = torch.zeros(out.size(0), dtype=torch.float32, device=out.device)
+    grid = (triton.cdiv(max_seq_len, blocks["BLOCK_M"]), batch)
+    _bwd_preprocess_kernel[grid](
+        out, dout, offsets, delta, max_seq_len, d,
+        out.stride(0), out.stride(1), dout.stride(0), dout.stride(1),
+        **blocks, **options,
+    )  # fmt: skip
+    return delta
+
+
+def bwd(q, k, v, offsets, max_seq_len, dout, lse, delta, use_mask=False, allow_tf32=False, *,
+        config=None):  # fmt: skip
+    """(dq, dk, dv); rows past max_seq_len get zeros."""
+    batch, d = offsets.numel() - 1, q.size(1)
+    shape = _shape(batch, max_seq_len, d)
+    blocks, options = _configure("bwd", config, shape, q.device, q.dtype)
+    # The kernel walks lse and delta rows with unit stride.
+    lse, delta = lse.contiguous(), delta.contiguous()
+    dq, dk, dv = torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)
+    grid = (triton.cdiv(max_seq_len, blocks["BLOCK_N"]), batch)
+    _bwd_kernel[grid](
+        q, k, v, offsets, dout, lse, delta, dq, dk, dv, max_seq_len, d,
+        q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
+        dout.stride(0), dout.stride(1), dq.stride(0), dq.stride(1), dk.stride(0), dk.stride(1),
+        dv.stride(0), dv.stride(1),
+        USE_MASK=bool(use_mask), PRECISION=_precision(allow_tf32), BLOCK_D=_block_d(d),
+        **blocks, **options,
+    )  # fmt: skip
+    return dq, dk, dv
+
+
+def jagged_flash_attention_basic_bwd(
+    q, k, v, out, offsets, dout, lse, max_seq_len, use_mask=False, allow_tf32=False, *,
+    configs=None, check=False,
+):  # fmt: skip
+    """(dq, dk, dv); `configs` maps kernel names to explicit configs. `out` is best the fp32
+    output of the forward (see `out_dtype` there)."""
+    configs = configs or {}
+    if _checked(check):
+        _check_inputs(q, k, v, offsets)
+    dout = dout.contiguous()
+    delta = bwd_preprocess(out, dout, offsets, max_seq_len, config=configs.get("bwd_preprocess"))
+    return bwd(
+        q, k, v, offsets, max_seq_len, dout, lse, delta, use_mask, allow_tf32,
+        config=configs.get("bwd"),
+    )  # fmt: skip
+
+
+class JaggedFlashAttentionBasic(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q, k, v, offsets, max_seq_len, use_mask=True, allow_tf32=False):
+        out, lse = jagged_flash_attention_basic_fwd(
+            q, k, v, offsets, max_seq_len, use_mask, allow_tf32, out_dtype=torch.float32
+        )
+        ctx.save_for_backward(q, k, v, offsets, out, lse)
+        ctx.max_seq_len = max_seq_len
+        ctx.use_mask = use_mask
+        ctx.allow_tf32 = allow_tf32
+        return out.to(q.dtype)
+
+    @staticmethod
+    def backward(ctx, dout):
+        q, k, v, offsets, out, lse = ctx.saved_tensors
+        dq, dk, dv = jagged_flash_attention_basic_bwd(
+            q, k, v, out, offsets, dout, lse, ctx.max_seq_len, ctx.use_mask, ctx.allow_tf32
+        )
+        return dq, dk, dv, None, None, None, None
+
+
+def jagged_flash_attention_basic(
+    q_weights, k_weights, v_weights, offsets, max_seq_len, use_mask=False, allow_tf32=True
+):
+    """Same signature as upstream: q, k, v [sum_L, D] jagged (k not transposed)."""
+    q, k, v, offsets = (x.contiguous() for x in (q_weights, k_weights, v_weights, offsets))
+    return JaggedFlashAttentionBasic.apply(q, k, v, offsets, max_seq_len, use_mask, allow_tf32)

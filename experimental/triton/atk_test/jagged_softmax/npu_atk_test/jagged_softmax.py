@@ -1,0 +1,308 @@
+# Copyright (c) 2026 The autotune authors.
+# Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+# in compliance with the License. You may obtain a copy at http://www.apache.org/licenses/LICENSE-2.0
+#
+# Ascend port of FBGEMM's Triton jagged_softmax (pytorch/FBGEMM, see README.md), written here.
+# For each sequence b and column d, softmax over the first min(len_b, max_seq_len) rows; rows past
+# max_seq_len are zero. Upstream runs one program per (sequence, column) and loads the whole
+# sequence of one column in one tile (BLOCK_SIZE >= max_seq_len, strided loads). This port tiles
+# columns too (BLOCK_D) and walks long sequences in BLOCK_L row blocks (online max and sum, then a
+# second pass that writes), so both tiles are tunables; the zeros of truncated rows are written by
+# the kernel (no zero-fill pass), and the statistics are accumulated in fp32 for every dtype.
+"""Triton port of jagged_softmax: forward and backward over [sum_L, D] jagged tensors."""
+
+import math
+import os
+import re
+import warnings
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _jagged_softmax_fwd_kernel(
+    x_ptr, y_ptr, offsets_ptr, max_seq_len, D,
+    stride_xl, stride_xd, stride_yl, stride_yd,
+    BLOCK_L: tl.constexpr, BLOCK_D: tl.constexpr,
+):  # fmt: skip
+    pid_b = tl.program_id(0)
+    pid_d = tl.program_id(1)
+    begin = tl.load(offsets_ptr + pid_b)
+    length = tl.load(offsets_ptr + pid_b + 1) - begin
+    n = tl.minimum(length, max_seq_len)
+    offs_l = tl.arange(0, BLOCK_L)
+    offs_d = pid_d * BLOCK_D + tl.arange(0, BLOCK_D)
+    mask_d = offs_d < D
+    x_ptrs = x_ptr + (begin + offs_l)[:, None] * stride_xl + offs_d[None, :] * stride_xd
+    y_ptrs = y_ptr + (begin + offs_l)[:, None] * stride_yl + offs_d[None, :] * stride_yd
+    if n <= BLOCK_L:
+        # The whole (truncated) sequence in one tile: one read, one write.
+        mask = (offs_l < n)[:, None] & mask_d[None, :]
+        x = tl.load(x_ptrs, mask=mask, other=-float("inf")).to(tl.float32)
+        e = tl.exp(x - tl.max(x, axis=0)[None, :])
+        y = e / tl.sum(e, axis=0)[None, :]
+        tl.store(y_ptrs, y.to(y_ptr.dtype.element_ty), mask=mask)
+    else:
+        m = tl.full([BLOCK_D], -float("inf"), tl.float32)
+        s = tl.zeros([BLOCK_D], dtype=tl.float32)
+        for start in range(0, n, BLOCK_L):
+            mask = ((start + offs_l) < n)[:, None] & mask_d[None, :]
+            x = tl.load(x_ptrs + start * stride_xl, mask=mask, other=-float("inf"))
+            x = x.to(tl.float32)
+            m_new = tl.maximum(m, tl.max(x, axis=0))
+            s = s * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new[None, :]), axis=0)
+            m = m_new
+        for start in range(0, n, BLOCK_L):
+            mask = ((start + offs_l) < n)[:, None] & mask_d[None, :]
+            x = tl.load(x_ptrs + start * stride_xl, mask=mask, other=-float("inf"))
+            y = tl.exp(x.to(tl.float32) - m[None, :]) / s[None, :]
+            tl.store(y_ptrs + start * stride_yl, y.to(y_ptr.dtype.element_ty), mask=mask)
+    # Rows past max_seq_len: zeros, as upstream's zero-initialised output gives.
+    zeros = tl.zeros([BLOCK_L, BLOCK_D], dtype=y_ptr.dtype.element_ty)
+    for start in range(n, length, BLOCK_L):
+        mask = ((start + offs_l) < length)[:, None] & mask_d[None, :]
+        tl.store(y_ptrs + start * stride_yl, zeros, mask=mask)
+
+
+@triton.jit
+def _jagged_softmax_bwd_kernel(
+    dy_ptr, y_ptr, dx_ptr, offsets_ptr, max_seq_len, D,
+    stride_dyl, stride_dyd, stride_yl, stride_yd, stride_dxl, stride_dxd,
+    BLOCK_L: tl.constexpr, BLOCK_D: tl.constexpr,
+):  # fmt: skip
+    pid_b = tl.program_id(0)
+    pid_d = tl.program_id(1)
+    begin = tl.load(offsets_ptr + pid_b)
+    length = tl.load(offsets_ptr + pid_b + 1) - begin
+    n = tl.minimum(length, max_seq_len)
+    offs_l = tl.arange(0, BLOCK_L)
+    offs_d = pid_d * BLOCK_D + tl.arange(0, BLOCK_D)
+    mask_d = offs_d < D
+    rows = (begin + offs_l)[:, None]
+    dy_ptrs = dy_ptr + rows * stride_dyl + offs_d[None, :] * stride_dyd
+    y_ptrs = y_ptr + rows * stride_yl + offs_d[None, :] * stride_yd
+    dx_ptrs = dx_ptr + rows * stride_dxl + offs_d[None, :] * stride_dxd
+    if n <= BLOCK_L:
+        mask = (offs_l < n)[:, None] & mask_d[None, :]
+        dy = tl.load(dy_ptrs, mask=mask, other=0.0).to(tl.float32)
+        y = tl.load(y_ptrs, mask=mask, other=0.0).to(tl.float32)
+        dx = (dy - tl.sum(dy * y, axis=0)[None, :]) * y
+        tl.store(dx_ptrs, dx.to(dx_ptr.dtype.element_ty), mask=mask)
+    else:
+        acc = tl.zeros([BLOCK_D], dtype=tl.float32)
+        for start in range(0, n, BLOCK_L):
+            mask = ((start + offs_l) < n)[:, None] & mask_d[None, :]
+            dy = tl.load(dy_ptrs + start * stride_dyl, mask=mask, other=0.0).to(tl.float32)
+            y = tl.load(y_ptrs + start * stride_yl, mask=mask, other=0.0).to(tl.float32)
+            acc += tl.sum(dy * y, axis=0)
+        for start in range(0, n, BLOCK_L):
+            mask = ((start + offs_l) < n)[:, None] & mask_d[None, :]
+            dy = tl.load(dy_ptrs + start * stride_dyl, mask=mask, other=0.0).to(tl.float32)
+            y = tl.load(y_ptrs + start * stride_yl, mask=mask, other=0.0).to(tl.float32)
+            dx = (dy - acc[None, :]) * y
+            tl.store(dx_ptrs + start * stride_dxl, dx.to(dx_ptr.dtype.element_ty), mask=mask)
+    # Rows past max_seq_len do not reach the output: zero gradient.
+    zeros = tl.zeros([BLOCK_L, BLOCK_D], dtype=dx_ptr.dtype.element_ty)
+    for start in range(n, length, BLOCK_L):
+        mask = ((start + offs_l) < length)[:, None] & mask_d[None, :]
+        tl.store(dx_ptrs + start * stride_dxl, zeros, mask=mask)
+
+
+# >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
+# Launch configs frozen per soc, kernel and case, and the code that picks one at run time.
+FROZEN_CONFIGS = {}
+
+_SOC_PATTERNS = (
+    ("^Ascend950PR", "950PR"),
+    ("^Ascend950DT", "950DT"),
+    ("^Ascend910B", "910B"),
+    ("^Ascend910_93", "910_93"),
+    ("\\bGH200\\b", "GH200"),
+    ("\\bH200\\b", "H200"),
+    ("\\bH100\\b", "H100"),
+    ("\\bH800\\b", "H800"),
+    ("\\bH20\\b", "H20"),
+    ("\\bB200\\b", "B200"),
+    ("\\bB100\\b", "B100"),
+    ("\\bA100\\b", "A100"),
+    ("\\bA800\\b", "A800"),
+    ("\\bA10\\b", "A10"),
+    ("\\bL40S\\b", "L40S"),
+    ("\\bL40\\b", "L40"),
+    ("\\bL4\\b", "L4"),
+    ("\\bV100\\b", "V100"),
+    ("\\bT4\\b", "T4"),
+)
+_VENDOR_WORDS = ("NVIDIA", "GeForce", "Tesla", "Quadro")
+_LAUNCH_OPTIONS = {"cuda": ("num_warps", "num_stages"), "npu": ("multibuffer", "num_warps")}
+_DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
+_WARNED = set()
+
+
+def _soc_of(device):
+    """The soc of a tensor's device: `H200`, `950PR`, ... or `cpu` for the interpreter."""
+    if device.type == "cpu":
+        return "cpu"
+    if device.type == "npu":
+        name = torch.npu.get_device_name(device.index or 0)
+    else:
+        name = torch.cuda.get_device_name(device)
+    for pattern, soc in _SOC_PATTERNS:
+        if re.search(pattern, name):
+            return soc
+    words = [w for w in name.split() if w not in _VENDOR_WORDS]
+    return "".join(words) or name
+
+
+def _shape_distance(frozen, asked):
+    return sum(
+        abs(math.log2(max(v, 1)) - math.log2(max(asked.get(k, 1), 1))) for k, v in frozen.items()
+    )
+
+
+def _pick_config(kernel, shape, dtype, device, default):
+    """The frozen config of this soc for the case; else the nearest frozen case; else `default`.
+
+    Nearest: the same dtype and the smallest sum over the shape keys of |log2(frozen) - log2(asked)|,
+    with a warning once per kernel and shape. No tuning happens at run time.
+    """
+    soc = _soc_of(device)
+    entries = [e for e in FROZEN_CONFIGS.get(soc, {}).get(kernel, []) if e["dtype"] == dtype]
+    for entry in entries:
+        if entry["shape"] == shape:
+            return dict(entry["config"])
+    if not entries:
+        return dict(default)
+    nearest = min(entries, key=lambda e: _shape_distance(e["shape"], shape))
+    key = (soc, kernel, dtype, tuple(sorted(shape.items())))
+    if key not in _WARNED:
+        _WARNED.add(key)
+        warnings.warn(
+            f"{kernel}: no config frozen on {soc} for {shape} {dtype}; "
+            f"using that of the nearest frozen case {nearest['case']}",
+            stacklevel=3,
+        )
+    return dict(nearest["config"])
+
+
+def _split_config(config, device):
+    """(constexpr tunables, launch options this device understands) of a config."""
+    options = _LAUNCH_OPTIONS.get(device.type, ())
+    constexprs = {k: v for k, v in config.items() if k.startswith("BLOCK_")}
+    return constexprs, {k: v for k, v in config.items() if k in options}
+
+
+def _checked(check):
+    return check or os.environ.get("AUTOTUNE_CHECK") == "1"
+
+
+def _check_offsets(offsets, rows):
+    """Raise ValueError (one line) unless offsets are 0, non-decreasing, ending at `rows`."""
+    if offsets.dim() != 1 or offsets.numel() < 2 or offsets.dtype not in (torch.int32, torch.int64):
+        raise ValueError("offsets must be a 1-D int32/int64 tensor with B + 1 entries")
+    host = offsets.tolist()
+    if host[0] != 0:
+        raise ValueError(f"offsets must start at 0, not {host[0]}")
+    for i in range(1, len(host)):
+        if host[i] < host[i - 1]:
+            raise ValueError(
+                f"offsets must be non-decreasing: offsets[{i}]={host[i]} < offsets[{i - 1}]={host[i - 1]}"
+            )
+    if host[-1] != rows:
+        raise ValueError(f"offsets end at {host[-1]} but the jagged tensor has {rows} rows")
+
+
+# <<< autotune generated block <<<
+
+
+def default_config(kernel: str, shape: dict) -> dict:
+    """Upstream's launch, both kernels: one column per program (BLOCK_D = 1), the whole sequence in
+    one tile (BLOCK_L = max(next_power_of_2(max_seq_len), 8)), Triton's num_warps=4."""
+    return {
+        "BLOCK_L": max(triton.next_power_of_2(int(shape["max_seq_len"])), 8),
+        "BLOCK_D": 1,
+        "num_warps": 4,
+    }
+
+
+def _configure(kernel, config, shape, device, dtype):
+    if config is None:
+        default = default_config(kernel, shape)
+        name = _DTYPE_NAMES.get(dtype, str(dtype))
+        config = _pick_config(kernel, shape, name, device, default)
+    return _split_config(config, device)
+
+
+def _check_inputs(x, offsets, max_seq_len, *others):
+    if x.dim() != 2:
+        raise ValueError(f"x must be [sum_L, D], got {tuple(x.shape)}")
+    if int(max_seq_len) < 0:
+        raise ValueError(f"max_seq_len must be non-negative, got {max_seq_len}")
+    for other in others:
+        if other.shape != x.shape or other.dtype != x.dtype:
+            raise ValueError(
+                f"tensors must share x's shape {tuple(x.shape)} and dtype {x.dtype}, "
+                f"got {tuple(other.shape)} {other.dtype}"
+            )
+    _check_offsets(offsets, x.size(0))
+
+
+def jagged_softmax_forward(x, x_offsets, max_seq_len, *, config=None, check=False):
+    """y [sum_L, D]: softmax over each sequence's first min(len, max_seq_len) rows, zeros past it."""
+    if _checked(check):
+        _check_inputs(x, x_offsets, max_seq_len)
+    batch, d = x_offsets.numel() - 1, x.size(1)
+    shape = {"B": batch, "max_seq_len": int(max_seq_len), "D": d}
+    blocks, options = _configure("fwd", config, shape, x.device, x.dtype)
+    y = torch.empty_like(x)
+    if y.numel() == 0:
+        return y
+    grid = (batch, triton.cdiv(d, blocks["BLOCK_D"]))
+    _jagged_softmax_fwd_kernel[grid](
+        x, y, x_offsets, int(max_seq_len), d,
+        x.stride(0), x.stride(1), y.stride(0), y.stride(1),
+        **blocks, **options,
+    )  # fmt: skip
+    return y
+
+
+def jagged_softmax_backward(grad_output, y, x_offsets, max_seq_len, *, config=None, check=False):
+    """dx [sum_L, D] = (dy - sum_l(dy * y)) * y per sequence and column; zeros past max_seq_len."""
+    if _checked(check):
+        _check_inputs(y, x_offsets, max_seq_len, grad_output)
+    batch, d = x_offsets.numel() - 1, y.size(1)
+    shape = {"B": batch, "max_seq_len": int(max_seq_len), "D": d}
+    blocks, options = _configure("bwd", config, shape, y.device, y.dtype)
+    grad = torch.empty_like(y)
+    if grad.numel() == 0:
+        return grad
+    grid = (batch, triton.cdiv(d, blocks["BLOCK_D"]))
+    _jagged_softmax_bwd_kernel[grid](
+        grad_output, y, grad, x_offsets, int(max_seq_len), d,
+        grad_output.stride(0), grad_output.stride(1), y.stride(0), y.stride(1),
+        grad.stride(0), grad.stride(1),
+        **blocks, **options,
+    )  # fmt: skip
+    return grad
+
+
+class JaggedSoftmax(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, x_offsets, max_seq_len):
+        y = jagged_softmax_forward(x, x_offsets, max_seq_len)
+        ctx.save_for_backward(y, x_offsets)
+        ctx.max_seq_len = max_seq_len
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, x_offsets = ctx.saved_tensors
+        grad = jagged_softmax_backward(grad_output.contiguous(), y, x_offsets, ctx.max_seq_len)
+        return grad, None, None
+
+
+def jagged_softmax(x, x_offsets, max_seq_len):
+    """Same call as upstream's `jagged_softmax(..., use_fbgemm_kernel=False)`: x [sum_L, D]."""
+    return JaggedSoftmax.apply(x, x_offsets, max_seq_len)

@@ -1,0 +1,23 @@
+# Copyright (c) 2026 The autotune authors.
+# Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+# in compliance with the License. You may obtain a copy at http://www.apache.org/licenses/LICENSE-2.0
+"""ATK custom API of jagged_softmax (NPU side): calls the port beside this file."""
+
+import os
+import sys
+
+from autotuner.atk_compat import BaseApi, register  # ATK's classes, or stand-ins without ATK
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import jagged_softmax as kernel  # noqa: E402
+
+
+@register("jagged_softmax")
+class JaggedSoftmaxApi(BaseApi):
+    """Inputs (generate_jagged_softmax.py): x, offsets, max_seq_len, dy. Outputs: y, dx."""
+
+    def __call__(self, input_data, with_output=False):
+        x, offsets, max_seq_len, dy = input_data.args[:4]
+        n = int(max_seq_len)
+        y = kernel.jagged_softmax_forward(x, offsets, n)
+        return y, kernel.jagged_softmax_backward(dy, y, offsets, n)

@@ -1,0 +1,116 @@
+"""jagged_dense_bmm and jagged_jagged_bmm: tile variants, edge semantics, constraints, GPU-side API."""
+
+import importlib.util
+import sys
+
+import pytest
+import torch
+
+from autotuner.atk_compat import InputDataset
+from autotuner.backends.base import DeviceLimits
+from autotuner.backends.npu import npu_limits
+from autotuner.paths import atk_dir
+from ops import all_ops
+from ops.ports import load_port
+
+OPS = ("jagged_dense_bmm", "jagged_jagged_bmm")
+H200 = DeviceLimits(shared_memory_bytes=232448, cores=132)
+
+
+def relative_error(actual, golden):
+    return float((actual.double() - golden).norm() / golden.norm().clamp_min(1e-30))
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_each_kernel_with_small_and_large_tiles(op, cpu):
+    """Blocks smaller and larger than every dimension (test_kernels varies BLOCK_T/L/D only)."""
+    spec = all_ops()[op]
+    case = spec.case("b3_n40_d24_t72_fp32")
+    inputs = spec.make_inputs(case, cpu.device)
+    golden = spec.reference(inputs)
+    for kernel in spec.kernels:
+        for blocks in ((16, 16, 16), (64, 128, 16), (16, 32, 64)):
+            config = {
+                **kernel.default(case),
+                **dict(zip(("BLOCK_M", "BLOCK_N", "BLOCK_K"), blocks, strict=True)),
+            }
+            for name, value in spec.launch(kernel.name, inputs, config).items():
+                error = relative_error(value, golden[name])
+                assert error <= spec.tolerance["float32"], (kernel.name, config, name, error)
+
+
+def test_edge_semantics(cpu):
+    """Rows past max_seq_len: zero out and dx (dense bmm), zero dx and dy (jagged bmm);
+    an empty sequence: zero dy (dense bmm), zero out (jagged bmm)."""
+    for op in OPS:
+        spec = all_ops()[op]
+        case = spec.case("b4_n16_d32_t20_fp32")
+        assert case.lengths == (0, 5, 16, 23)
+        inputs = spec.make_inputs(case, cpu.device)
+        got = spec.run_port(inputs)
+        offsets = inputs["offsets"]
+        truncated = slice(int(offsets[3]) + 16, int(offsets[4]))
+        if op == "jagged_dense_bmm":
+            assert not got["out"][truncated].any() and not got["dx"][truncated].any()
+            assert not got["dy"][0].any()
+        else:
+            assert not got["dx"][truncated].any() and not got["dy"][truncated].any()
+            assert not got["out"][0].any()
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_autograd_function_gives_the_backward(op, cpu):
+    spec = all_ops()[op]
+    case = spec.case("b4_n16_d32_t20_fp32")
+    inputs = spec.make_inputs(case, cpu.device)
+    port = load_port(op)
+    x, y = (inputs[k].detach().requires_grad_() for k in ("x", "y"))
+    out = getattr(port, op)(x, y, inputs["offsets"], int(inputs["max_seq_len"]))
+    dx, dy = torch.autograd.grad(out, (x, y), inputs["dout"])
+    want = spec.run_port(inputs)
+    assert torch.equal(out, want["out"]) and torch.equal(dx, want["dx"])
+    assert torch.equal(dy, want["dy"])
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_defaults_are_feasible_and_constraints_prune(op):
+    spec = all_ops()[op]
+    for case in spec.cases("accuracy") + spec.cases("performance"):
+        for kernel in spec.kernels:
+            for limits in (H200, npu_limits("910B"), npu_limits("950PR")):
+                assert kernel.violation(kernel.default(case), case, limits) is None, (
+                    case.name,
+                    kernel.name,
+                )
+    case = spec.case("b1_n16_d16_t16_fp32")
+    kernel = spec.kernel("fwd")
+    too_big = {**kernel.default(case), "BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64}
+    assert "larger than" in kernel.violation(too_big, case, H200)
+    big = spec.case("b1024_n256_d128_t128_bf16")
+    spill = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 16, "num_warps": 2, "num_stages": 2}
+    assert "registers" in kernel.violation(spill, big, H200)
+    huge = {"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 256, "multibuffer": True}
+    assert "unified buffer" in kernel.violation(huge, big, npu_limits("910B"))
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_gpu_side_api_runs_upstream_under_the_interpreter(op, cpu, monkeypatch):
+    """Upstream's Triton bmm allocates like its inputs, so its API also runs without a GPU."""
+    spec = all_ops()[op]
+    folder = atk_dir(op) / "gpu_atk_test"
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    sys.modules.pop(op, None)
+    module_spec = importlib.util.spec_from_file_location(
+        f"_bmm_gpu_api_{op}", folder / f"{op}_api.py"
+    )
+    api = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(api)
+    case = spec.case("b4_n16_d32_t20_fp32")
+    inputs = spec.make_inputs(case, cpu.device)
+    args = [inputs[name] for name in spec.input_names]
+    cls = next(v for v in vars(api).values() if getattr(v, "atk_name", None) == op)
+    outputs = cls(None)(InputDataset(args))
+    golden = spec.reference(inputs)
+    for name, value in zip(spec.output_names, outputs, strict=True):
+        assert torch.allclose(value.double(), golden[name], rtol=1e-4, atol=1e-5), name
+    sys.modules.pop(op, None)
