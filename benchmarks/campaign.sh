@@ -11,7 +11,7 @@
 #                                           # verifies every op with the frozen configs
 #
 #   benchmarks/campaign.sh SOC WORK ops OP...  # more ops, alternately on GPU 0 and 1: verify,
-#                                           # tune (25%); then baselines, freeze M1, baselines, show
+#                                           # tune while time lasts; freeze M1, baselines, roofline
 #
 # All steps share WORK/campaign.db: the benchmark's search phase is the campaign's `autotune run
 # --trials 25%` (same seed, same budget), so the later runs resume it instead of repeating it.
@@ -57,11 +57,19 @@ case $step in
     tar -czf "$out/frozen_files.tar.gz" frozen_configs experimental/triton/atk_test/*/npu_atk_test
     ;;
   ops)
+    # Bounded by the clock: verify each lane's ops on their performance cases, then tune them
+    # (TRIALS per study, default 10) until TUNE_UNTIL seconds; then freeze what has verdicts,
+    # baseline every op on both GPUs, and the roofline.
+    begin=$SECONDS
     lane() {  # GPU, ops of this lane
       local gpu=$1; shift
+      local args=(); for op in "$@"; do args+=(--op "$op"); done
+      CUDA_VISIBLE_DEVICES=$gpu python3 -m autotuner verify "${args[@]}" --soc "$soc" --cases performance
       for op in "$@"; do
-        CUDA_VISIBLE_DEVICES=$gpu python3 -m autotuner verify --op "$op" --soc "$soc" --cases performance
-        tune "$gpu" "$op"
+        local left=$(( ${TUNE_UNTIL:-300} - (SECONDS - begin) ))
+        if (( left < 20 )); then echo "not tuned (time): $op"; continue; fi
+        CUDA_VISIBLE_DEVICES=$gpu timeout -s INT "$left" python3 -m autotuner run --op "$op" \
+          --soc "$soc" --trials "${TRIALS:-10}" --quiet || echo "tuning of $op stopped"
       done
     }
     even=(); odd=(); for i in "${!ops[@]}"; do
@@ -70,12 +78,15 @@ case $step in
     lane 0 "${even[@]}" > "$out/ops0.log" 2>&1 &
     lane 1 "${odd[@]}" > "$out/ops1.log" 2>&1 &
     wait
-    {
-      CUDA_VISIBLE_DEVICES=0 python3 -m autotuner baseline "${op_args[@]}" --soc "$soc"
-      for op in "${ops[@]}"; do python3 -m autotuner freeze --op "$op" --soc "$soc" --label M1; done
-      CUDA_VISIBLE_DEVICES=0 python3 -m autotuner baseline "${op_args[@]}" --soc "$soc"
-      for op in "${ops[@]}"; do python3 -m autotuner show --op "$op" --soc "$soc"; done
-    } > "$out/ops_freeze.log" 2>&1
+    for op in "${ops[@]}"; do
+      python3 -m autotuner freeze --op "$op" --soc "$soc" --label M1 || echo "not frozen: $op"
+    done > "$out/ops_freeze.log" 2>&1
+    even_args=(); for op in "${even[@]}"; do even_args+=(--op "$op"); done
+    odd_args=(); for op in "${odd[@]}"; do odd_args+=(--op "$op"); done
+    CUDA_VISIBLE_DEVICES=0 python3 -m autotuner baseline "${even_args[@]}" --soc "$soc" > "$out/baseline0.log" 2>&1 &
+    CUDA_VISIBLE_DEVICES=1 python3 -m autotuner baseline "${odd_args[@]}" --soc "$soc" > "$out/baseline1.log" 2>&1 &
+    wait
+    CUDA_VISIBLE_DEVICES=0 python3 benchmarks/roofline.py --soc "$soc" --db "$db" > "$out/roofline.md" 2>&1
     tar -czf "$out/frozen_files.tar.gz" frozen_configs experimental/triton/atk_test/*/npu_atk_test
     ;;
   *) echo "step must be search, tune, freeze or ops" >&2; exit 2 ;;

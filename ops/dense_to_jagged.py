@@ -9,7 +9,7 @@ import dataclasses
 
 import torch
 
-from .jagged import unpad_rows
+from .jagged import effective_lengths, total_rows, unpad_rows
 from .jagged_copy import COPY_KERNEL, UPSTREAM_BLOCK, UPSTREAM_FILE, JaggedCopyOp
 from .ports import load_port
 from .spec import Case, Config, KernelSpec, Tensors
@@ -41,6 +41,13 @@ class DenseToJagged(JaggedCopyOp):
     def reference(self, inputs: Tensors, compute_dtype: torch.dtype = torch.float64) -> Tensors:
         offsets = inputs["offsets"]
         return {"values": unpad_rows(inputs["dense"].to(compute_dtype), offsets, int(offsets[-1]))}
+
+    def traffic(self, case: Case, part: str) -> tuple[int, int]:
+        """Bytes: the dense rows that have a jagged row (min(len_b, max_seq_len) of sequence b)
+        read, all sum_L rows of values written (those past max_seq_len as zeros). Flops: none."""
+        d = case.shape["D"]
+        rows_read = sum(effective_lengths(case))
+        return (rows_read + total_rows(case)) * d * case.torch_dtype.itemsize, 0
 
     def launch(self, kernel: str, inputs: Tensors, config: Config | None) -> Tensors:
         port = load_port(NAME)

@@ -76,3 +76,21 @@ def unpad_rows(padded: torch.Tensor, offsets: torch.Tensor, total: int) -> torch
     index = offsets[:-1, None] + rows[None, :]
     out[index[mask]] = padded[mask]
     return out
+
+
+# -- traffic models (OpSpec.traffic) ----------------------------------------------------------
+#: Bytes of an fp32 element (lse, delta and the fp32 output a backward part is given).
+FP32 = 4
+
+
+def total_rows(case: Case) -> int:
+    """Rows of the case's jagged tensor: all of them, truncated or not."""
+    if case.offsets is not None:
+        return max(0, case.offsets[-1])
+    return sum(case.lengths)
+
+
+def effective_lengths(case: Case) -> list[int]:
+    """Per sequence, the rows an op that truncates at max_seq_len uses: min(length, max_seq_len)."""
+    n = case.shape["max_seq_len"]
+    return [min(max(length, 0), n) for length in case.lengths]

@@ -15,8 +15,14 @@ import torch
 
 from autotuner.upstream import load
 
-from .jagged import offsets_from_lengths, skewed_lengths
-from .jagged_softmax import MAX_TILE_PER_THREAD, SHORT_DTYPE, UPSTREAM_FILE, UPSTREAM_SHA256
+from .jagged import effective_lengths, offsets_from_lengths, skewed_lengths
+from .jagged_softmax import (
+    MAX_TILE_PER_THREAD,
+    SHORT_DTYPE,
+    UPSTREAM_FILE,
+    UPSTREAM_SHA256,
+    softmax_traffic,
+)
 from .ports import load_port
 from .spec import (
     MULTIBUFFER,
@@ -217,6 +223,13 @@ class Jagged2SoftmaxOp(OpSpec):
             y[span].view(length, length)[:n, :n] = yb
             dx[span].view(length, length)[:n, :n] = (gb - (gb * yb).sum(axis, keepdim=True)) * yb
         return {"y": y, "dx": dx}
+
+    def traffic(self, case: Case, part: str) -> tuple[int, int]:
+        """softmax_traffic over the n_b x n_b blocks (n_b = min(L_b, max_seq_len)) of a tensor of
+        sum_b L_b^2 elements."""
+        used = sum(n * n for n in effective_lengths(case))
+        total = sum(max(length, 0) ** 2 for length in case.lengths)
+        return softmax_traffic(part, used, total, case.torch_dtype.itemsize)
 
     # -- the port ------------------------------------------------------------------------------
     @staticmethod

@@ -146,6 +146,14 @@ class Jagged2ToPaddedDense(Jagged2Op):
             dvalues[begin : begin + lt * lt] = ddense[b, :lt, :lt].reshape(-1)
         return {"dense": dense, "dvalues": dvalues}
 
+    def traffic(self, case: Case, part: str) -> tuple[int, int]:
+        """Copies, no flops; U = sum_b Lt_b^2. fwd: U elements of values read, the whole
+        [B, N, N] dense written. bwd: U elements of ddense read, the whole jagged2 dvalues
+        (sum_b L_b^2, segment tails as zeros) written."""
+        b, n = case.shape["B"], case.shape["max_seq_len"]
+        written = b * n * n if part == "fwd" else self.jagged2_elements(case)
+        return (self.jagged2_used(case) + written) * case.torch_dtype.itemsize, 0
+
     # -- the port ------------------------------------------------------------------------------
     def _fwd(self, inputs: Tensors, config: Config | None):
         port = load_port(NAME)

@@ -15,7 +15,14 @@ import torch
 
 from autotuner.upstream import load
 
-from .jagged import case_offsets, pad_rows, skewed_lengths, unpad_rows
+from .jagged import (
+    case_offsets,
+    effective_lengths,
+    pad_rows,
+    skewed_lengths,
+    total_rows,
+    unpad_rows,
+)
 from .ports import load_port
 from .spec import (
     MULTIBUFFER,
@@ -356,6 +363,18 @@ class JaggedDenseBmm(JaggedBmmOp):
 
     def _y_shape(self, case: Case, rows: int) -> tuple[int, ...]:
         return case.shape["B"], case.shape["D"], case.shape["T"]
+
+    def traffic(self, case: Case, part: str) -> tuple[int, int]:
+        """E = sum_b min(len_b, max_seq_len) rows used, R = sum_L rows, y the dense [B, D, T].
+        fwd: x (E x D) and y read, out (R x T, zeros past max_seq_len) written; 2 E D T flops.
+        bwd (dx = dout y^T, dy = x^T dout): dout (E x T), y and x (E x D) read, dx (R x D) and
+        dy written; 2 dots, 4 E D T flops."""
+        b, d, t = (case.shape[k] for k in ("B", "D", "T"))
+        e, r = sum(effective_lengths(case)), total_rows(case)
+        size = case.torch_dtype.itemsize
+        if part == "fwd":
+            return (e * d + b * d * t + r * t) * size, 2 * e * d * t
+        return (e * t + b * d * t + e * d + r * d + b * d * t) * size, 4 * e * d * t
 
     def _dout_shape(self, case: Case, rows: int) -> tuple[int, ...]:
         return rows, case.shape["T"]

@@ -14,7 +14,7 @@ import torch
 from autotuner.errors import UserError
 from autotuner.upstream import load, package_root, sha256_of
 
-from .jagged import pad_rows
+from .jagged import effective_lengths, pad_rows, total_rows
 from .jagged_copy import COPY_KERNEL, UPSTREAM_BLOCK, UPSTREAM_FILE, JaggedCopyOp
 from .ports import load_port
 from .spec import Case, Config, KernelSpec, Tensors, Upstream
@@ -100,6 +100,18 @@ class JaggedDenseElementwiseAdd(JaggedCopyOp):
                 f"upstream file {self.upstream.file} differs from the pinned source (sha256 {actual[:12]})"
             )
         return load(UPSTREAM_FILE.file, UPSTREAM_FILE.sha256)
+
+    def traffic(self, case: Case, part: str) -> tuple[int, int]:
+        """With E = sum_b min(len_b, max_seq_len) rows that meet y and R = sum_L rows, per element
+        of D. fwd: x (R) read, y (E) read, out (R) written; E adds (rows past max_seq_len are
+        copied). bwd: dout (E) read, dy (B * max_seq_len, padding zeros) written; no flops
+        (dx = dout is no kernel)."""
+        b, n, d = (case.shape[k] for k in self.shape_keys)
+        e, r = sum(effective_lengths(case)), total_rows(case)
+        size = case.torch_dtype.itemsize
+        if part == "fwd":
+            return (2 * r + e) * d * size, e * d
+        return (e + b * n) * d * size, 0
 
     # -- the port ------------------------------------------------------------------------------
     def _fwd(self, inputs: Tensors, config: Config | None):

@@ -15,7 +15,7 @@ import torch
 
 from autotuner.upstream import load
 
-from .jagged import case_offsets, skewed_lengths
+from .jagged import case_offsets, effective_lengths, skewed_lengths
 from .jagged_copy import SHORT_DTYPE
 from .ports import load_port
 from .spec import (
@@ -118,6 +118,18 @@ class Jagged2Op(OpSpec):
         offsets[1:] = torch.cumsum(lengths * lengths, 0)
         return offsets
 
+    @staticmethod
+    def jagged2_elements(case: Case) -> int:
+        """Elements of the whole jagged2 tensor: sum_b L_b^2 (its segments, truncated or not)."""
+        if case.offsets is not None:
+            return max(0, case.offsets[-1])
+        return sum(length * length for length in case.lengths)
+
+    @staticmethod
+    def jagged2_used(case: Case) -> int:
+        """Elements an op truncating at max_seq_len uses: sum_b Lt_b^2, Lt_b = min(L_b, N)."""
+        return sum(lt * lt for lt in effective_lengths(case))
+
 
 class JaggedDenseElementwiseMulJaggedOut(Jagged2Op):
     name = NAME
@@ -192,6 +204,15 @@ class JaggedDenseElementwiseMulJaggedOut(Jagged2Op):
                 out[begin : begin + lt * lt] = (block * y[:lt, :lt]).reshape(-1)
             result[dst] = out
         return result
+
+    def traffic(self, case: Case, part: str) -> tuple[int, int]:
+        """One product (fwd: x * y, bwd: dout * y, the same kernel): U = sum_b Lt_b^2 elements of
+        the jagged2 source read, y[:max Lt, :max Lt] read, the whole jagged2 output (sum_b L_b^2,
+        segment tails as zeros) written; U multiplies."""
+        used = self.jagged2_used(case)
+        y = max(effective_lengths(case), default=0) ** 2
+        moved = (used + y + self.jagged2_elements(case)) * case.torch_dtype.itemsize
+        return moved, used
 
     # -- the port ------------------------------------------------------------------------------
     def _mul(self, inputs: Tensors, source: str, config: Config | None):

@@ -12,7 +12,7 @@ import torch
 
 from autotuner.upstream import load
 
-from .jagged import case_offsets, pad_rows, skewed_lengths
+from .jagged import FP32, case_offsets, effective_lengths, pad_rows, skewed_lengths, total_rows
 from .ports import load_port
 from .spec import (
     MULTIBUFFER,
@@ -268,6 +268,26 @@ class JaggedDenseFlashAttention(OpSpec):
             "dbias": bias.grad,
             "delta": (out.detach() * dout).sum(-1),
         }
+
+    def traffic(self, case: Case, part: str) -> tuple[int, int]:
+        """E = sum_b min(len_b, max_seq_len) rows used, R = sum_L rows; q, v [R, D] jagged,
+        k [B, D, T], bias [B, N, T] (its E valid rows used), out and dout [B, T, D].
+        fwd: q, v (E x D), k, bias (E x T) read; out written, lse [B, T] fp32 written. Flops: the
+        dots S = q k and out = P^T v over the E x T valid (row, t) pairs, 2 * 2 E D T.
+        bwd: q, v, k, bias, dout read; out read in fp32 (the part is given the forward's fp32
+        output), lse read, delta [B, T] fp32 written and read; dq, dv (R x D), dk and dbias
+        (B x N x T, zeros past the sequence) written. Flops: the dots S (recomputed), dP, dv, dq
+        and dk, 5 * 2 E D T (the port's bwd_dk recomputes S and dP: not counted)."""
+        b, n, d, t = (case.shape[k] for k in self.shape_keys)
+        e, r = sum(effective_lengths(case)), total_rows(case)
+        size = case.torch_dtype.itemsize
+        dot = 2 * e * d * t
+        inputs = (2 * e * d + b * d * t + e * t) * size
+        if part == "fwd":
+            return inputs + b * t * d * size + b * t * FP32, 2 * dot
+        reads = inputs + b * t * d * (size + FP32) + b * t * FP32
+        writes = (2 * r * d + b * d * t + b * n * t) * size + 2 * b * t * FP32  # delta: w + r
+        return reads + writes, 5 * dot
 
     def tolerance_for(self, case: Case) -> float:
         return 5e-3 if uses_tf32(case) else self.tolerance[case.dtype]

@@ -15,7 +15,15 @@ import torch
 
 from autotuner.upstream import load
 
-from .jagged import case_offsets, pad_rows, skewed_lengths, unpad_rows
+from .jagged import (
+    FP32,
+    case_offsets,
+    effective_lengths,
+    pad_rows,
+    skewed_lengths,
+    total_rows,
+    unpad_rows,
+)
 from .ports import load_port
 from .spec import (
     MULTIBUFFER,
@@ -128,6 +136,34 @@ def uses_tf32(case: Case) -> bool:
 
 def _use_mask(case: Case) -> bool:
     return getattr(case, "use_mask", False)
+
+
+def self_attention_traffic(
+    case: Case, part: str, heads: int = 1, use_mask: bool = False
+) -> tuple[int, int]:
+    """Self-attention inside each sequence, per head: M_b = min(len_b, max_seq_len) rows used,
+    E = sum M_b, R = sum_L rows; q, k, v, out, dout [heads, R, D].
+
+    Pairs: all = sum M_b^2 (the softmax spans every key), kept = the pairs that reach the output
+    (sum M_b (M_b + 1) / 2 with use_mask, keys n >= query m; else all).
+    fwd: q, k, v (E x D) read, out (R x D, zeros past max_seq_len) and lse (R, fp32) written;
+    flops 2 D (all + kept): S = q k^T over all pairs, P v over the kept ones.
+    bwd: q, k, v, dout (E x D) read, out (E x D) read in fp32 (the part is given the forward's
+    fp32 output), lse (E) read, delta (E, fp32) written and read, dq, dk, dv (R x D) written;
+    flops 2 D (3 all + 2 kept): S recomputed, dq = dS k and dk = dS^T q over all pairs,
+    dP = dout v^T and dv = P^T dout over the kept ones (2.5x the forward's without a mask).
+    """
+    d = case.shape["D"]
+    used = effective_lengths(case)
+    e, r = sum(used), total_rows(case)
+    pairs = sum(m * m for m in used)
+    kept = sum(m * (m + 1) // 2 for m in used) if use_mask else pairs
+    size = case.torch_dtype.itemsize
+    if part == "fwd":
+        moved = (3 * e * d + r * d) * size + r * FP32
+        return heads * moved, heads * 2 * d * (pairs + kept)
+    moved = 4 * e * d * size + e * d * FP32 + 3 * e * FP32 + 3 * r * d * size
+    return heads * moved, heads * 2 * d * (3 * pairs + 2 * kept)
 
 
 def _valid_rows(offsets: torch.Tensor, max_seq_len: int, total: int) -> torch.Tensor:
@@ -282,6 +318,10 @@ class JaggedFlashAttentionBasic(OpSpec):
             "dv": v.grad,
             "delta": (out.detach() * dout).sum(-1),
         }
+
+    def traffic(self, case: Case, part: str) -> tuple[int, int]:
+        """self_attention_traffic with one head and the case's use_mask."""
+        return self_attention_traffic(case, part, use_mask=_use_mask(case))
 
     def tolerance_for(self, case: Case) -> float:
         return 5e-3 if uses_tf32(case) else self.tolerance[case.dtype]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from .jagged import pad_rows
+from .jagged import effective_lengths, pad_rows, total_rows
 from .jagged_dense_bmm import (
     UPSTREAM_FILE,
     UPSTREAM_LINES,
@@ -60,6 +60,18 @@ class JaggedJaggedBmm(JaggedBmmOp):
 
     def _y_shape(self, case: Case, rows: int) -> tuple[int, ...]:
         return rows, case.shape["T"]
+
+    def traffic(self, case: Case, part: str) -> tuple[int, int]:
+        """E = sum_b min(len_b, max_seq_len) rows used, R = sum_L rows, out/dout dense [B, D, T].
+        fwd: x (E x D) and y (E x T) read, out written; 2 E D T flops. bwd (dx = y dout^T,
+        dy = x dout): y (E x T), x (E x D) and dout read, dx (R x D) and dy (R x T) written,
+        zeros past max_seq_len; 2 dots, 4 E D T flops."""
+        b, d, t = (case.shape[k] for k in ("B", "D", "T"))
+        e, r = sum(effective_lengths(case)), total_rows(case)
+        size = case.torch_dtype.itemsize
+        if part == "fwd":
+            return (e * d + e * t + b * d * t) * size, 2 * e * d * t
+        return (e * t + e * d + b * d * t + r * d + r * t) * size, 4 * e * d * t
 
     def _dout_shape(self, case: Case, rows: int) -> tuple[int, ...]:
         return case.shape["B"], case.shape["D"], case.shape["T"]

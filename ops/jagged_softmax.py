@@ -14,7 +14,7 @@ import torch
 
 from autotuner.upstream import load
 
-from .jagged import case_offsets, skewed_lengths
+from .jagged import case_offsets, effective_lengths, skewed_lengths, total_rows
 from .ports import load_port
 from .spec import (
     MULTIBUFFER,
@@ -54,6 +54,18 @@ PERFORMANCE_SHAPES = (
     (2048, 512, 256, "bfloat16"),
     (512, 4096, 64, "bfloat16"),
 )
+
+
+#: Flops per softmaxed element: fwd max, subtract, exp, sum, divide; bwd dy * y and its sum,
+#: subtract, multiply.
+SOFTMAX_FLOPS = {"fwd": 5, "bwd": 4}
+
+
+def softmax_traffic(part: str, used: int, total: int, size: int) -> tuple[int, int]:
+    """A softmax over `used` of a tensor's `total` elements (the rest of the output zeros).
+    fwd: x (used) read, y (total) written. bwd: dy and y (used) read, dx (total) written."""
+    reads = used if part == "fwd" else 2 * used
+    return (reads + total) * size, SOFTMAX_FLOPS[part] * used
 
 
 def upstream_block(max_seq_len: int) -> int:
@@ -211,6 +223,13 @@ class JaggedSoftmaxOp(OpSpec):
         dot = torch.zeros_like(m).index_add(0, seg, dy * y)
         dx = torch.where(keep, (dy - dot[seg]) * y, torch.zeros_like(x))
         return {"y": y, "dx": dx}
+
+    def traffic(self, case: Case, part: str) -> tuple[int, int]:
+        """softmax_traffic over the first min(len_b, max_seq_len) rows of each sequence, times D,
+        of a [sum_L, D] tensor."""
+        d = case.shape["D"]
+        used, total = sum(effective_lengths(case)) * d, total_rows(case) * d
+        return softmax_traffic(part, used, total, case.torch_dtype.itemsize)
 
     # -- the port ------------------------------------------------------------------------------
     @staticmethod

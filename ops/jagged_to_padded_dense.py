@@ -6,7 +6,7 @@ import dataclasses
 
 import torch
 
-from .jagged import pad_rows
+from .jagged import effective_lengths, pad_rows
 from .jagged_copy import COPY_KERNEL, UPSTREAM_BLOCK, UPSTREAM_FILE, JaggedCopyOp
 from .ports import load_port
 from .spec import Case, Config, KernelSpec, Tensors
@@ -44,6 +44,13 @@ class JaggedToPaddedDense(JaggedCopyOp):
         return {
             "dense": torch.where(mask[..., None], padded, torch.full_like(padded, PADDING_VALUE))
         }
+
+    def traffic(self, case: Case, part: str) -> tuple[int, int]:
+        """Bytes: the first min(len_b, max_seq_len) rows of values read, the whole [B, N, D]
+        dense written (padding included). Flops: none, a copy."""
+        b, n, d = (case.shape[k] for k in self.shape_keys)
+        size = case.torch_dtype.itemsize
+        return (sum(effective_lengths(case)) * d + b * n * d) * size, 0
 
     def launch(self, kernel: str, inputs: Tensors, config: Config | None) -> Tensors:
         port = load_port(NAME)

@@ -16,6 +16,7 @@ import torch
 from autotuner.upstream import load
 
 from .jagged import case_offsets, pad_rows, skewed_lengths, unpad_rows
+from .jagged_flash_attention_basic import self_attention_traffic
 from .ports import load_port
 from .spec import (
     MULTIBUFFER,
@@ -277,6 +278,10 @@ class MultiHeadJaggedFlashAttention(OpSpec):
             "dv": v.grad,
             "delta": (out.detach() * dout).sum(-1),
         }
+
+    def traffic(self, case: Case, part: str) -> tuple[int, int]:
+        """self_attention_traffic over H heads, no mask."""
+        return self_attention_traffic(case, part, heads=case.shape["H"])
 
     def tolerance_for(self, case: Case) -> float:
         return 5e-3 if uses_tf32(case) else self.tolerance[case.dtype]
