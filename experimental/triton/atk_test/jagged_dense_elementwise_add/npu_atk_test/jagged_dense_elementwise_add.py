@@ -91,7 +91,62 @@ def _jagged_to_dense_grad_kernel(
 
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
 # Launch configs frozen per soc, kernel and case, and the code that picks one at run time.
-FROZEN_CONFIGS = {}
+FROZEN_CONFIGS = {
+    "H200": {
+        "bwd": [
+            {
+                "case": "b1024_n1024_d128_fp32",
+                "dtype": "float32",
+                "shape": {"B": 1024, "max_seq_len": 1024, "D": 128},
+                "config": {"BLOCK_ROW": 16, "BLOCK_COL": 64, "num_warps": 4},
+            },
+            {
+                "case": "b2048_n256_d64_fp16",
+                "dtype": "float16",
+                "shape": {"B": 2048, "max_seq_len": 256, "D": 64},
+                "config": {"BLOCK_ROW": 32, "BLOCK_COL": 64, "num_warps": 4},
+            },
+            {
+                "case": "b2048_n512_d256_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 2048, "max_seq_len": 512, "D": 256},
+                "config": {"BLOCK_ROW": 16, "BLOCK_COL": 128, "num_warps": 4},
+            },
+            {
+                "case": "b512_n4096_d128_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 512, "max_seq_len": 4096, "D": 128},
+                "config": {"BLOCK_ROW": 16, "BLOCK_COL": 64, "num_warps": 4},
+            },
+        ],
+        "fwd": [
+            {
+                "case": "b1024_n1024_d128_fp32",
+                "dtype": "float32",
+                "shape": {"B": 1024, "max_seq_len": 1024, "D": 128},
+                "config": {"BLOCK_ROW": 16, "BLOCK_COL": 64, "num_warps": 4},
+            },
+            {
+                "case": "b2048_n256_d64_fp16",
+                "dtype": "float16",
+                "shape": {"B": 2048, "max_seq_len": 256, "D": 64},
+                "config": {"BLOCK_ROW": 32, "BLOCK_COL": 64, "num_warps": 4},
+            },
+            {
+                "case": "b2048_n512_d256_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 2048, "max_seq_len": 512, "D": 256},
+                "config": {"BLOCK_ROW": 16, "BLOCK_COL": 128, "num_warps": 4},
+            },
+            {
+                "case": "b512_n4096_d128_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 512, "max_seq_len": 4096, "D": 128},
+                "config": {"BLOCK_ROW": 16, "BLOCK_COL": 64, "num_warps": 4},
+            },
+        ],
+    },
+}
 
 _SOC_PATTERNS = (
     ("^Ascend950PR", "950PR"),

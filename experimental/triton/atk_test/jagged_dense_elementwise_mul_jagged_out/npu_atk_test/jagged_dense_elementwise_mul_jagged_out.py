@@ -53,7 +53,36 @@ def _jagged_dense_mul_kernel(
 
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
 # Launch configs frozen per soc, kernel and case, and the code that picks one at run time.
-FROZEN_CONFIGS = {}
+FROZEN_CONFIGS = {
+    "H200": {
+        "fwd": [
+            {
+                "case": "b1024_n256_fp32",
+                "dtype": "float32",
+                "shape": {"B": 1024, "max_seq_len": 256},
+                "config": {"BLOCK_M": 8, "BLOCK_N": 32, "num_warps": 4},
+            },
+            {
+                "case": "b128_n1024_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 128, "max_seq_len": 1024},
+                "config": {"BLOCK_M": 16, "BLOCK_N": 128, "num_warps": 4},
+            },
+            {
+                "case": "b2048_n128_fp16",
+                "dtype": "float16",
+                "shape": {"B": 2048, "max_seq_len": 128},
+                "config": {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 4},
+            },
+            {
+                "case": "b512_n512_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 512, "max_seq_len": 512},
+                "config": {"BLOCK_M": 32, "BLOCK_N": 64, "num_warps": 4},
+            },
+        ],
+    },
+}
 
 _SOC_PATTERNS = (
     ("^Ascend950PR", "950PR"),

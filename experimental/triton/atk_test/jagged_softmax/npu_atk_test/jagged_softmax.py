@@ -112,7 +112,62 @@ def _jagged_softmax_bwd_kernel(
 
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
 # Launch configs frozen per soc, kernel and case, and the code that picks one at run time.
-FROZEN_CONFIGS = {}
+FROZEN_CONFIGS = {
+    "H200": {
+        "bwd": [
+            {
+                "case": "b1024_n1024_d128_fp32",
+                "dtype": "float32",
+                "shape": {"B": 1024, "max_seq_len": 1024, "D": 128},
+                "config": {"BLOCK_L": 128, "BLOCK_D": 32, "num_warps": 4, "num_stages": 3},
+            },
+            {
+                "case": "b2048_n256_d64_fp16",
+                "dtype": "float16",
+                "shape": {"B": 2048, "max_seq_len": 256, "D": 64},
+                "config": {"BLOCK_L": 64, "BLOCK_D": 32, "num_warps": 4, "num_stages": 3},
+            },
+            {
+                "case": "b2048_n512_d256_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 2048, "max_seq_len": 512, "D": 256},
+                "config": {"BLOCK_L": 64, "BLOCK_D": 64, "num_warps": 4, "num_stages": 3},
+            },
+            {
+                "case": "b512_n4096_d64_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 512, "max_seq_len": 4096, "D": 64},
+                "config": {"BLOCK_L": 256, "BLOCK_D": 32, "num_warps": 4, "num_stages": 3},
+            },
+        ],
+        "fwd": [
+            {
+                "case": "b1024_n1024_d128_fp32",
+                "dtype": "float32",
+                "shape": {"B": 1024, "max_seq_len": 1024, "D": 128},
+                "config": {"BLOCK_L": 128, "BLOCK_D": 32, "num_warps": 4, "num_stages": 3},
+            },
+            {
+                "case": "b2048_n256_d64_fp16",
+                "dtype": "float16",
+                "shape": {"B": 2048, "max_seq_len": 256, "D": 64},
+                "config": {"BLOCK_L": 64, "BLOCK_D": 32, "num_warps": 4, "num_stages": 3},
+            },
+            {
+                "case": "b2048_n512_d256_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 2048, "max_seq_len": 512, "D": 256},
+                "config": {"BLOCK_L": 64, "BLOCK_D": 64, "num_warps": 4, "num_stages": 3},
+            },
+            {
+                "case": "b512_n4096_d64_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 512, "max_seq_len": 4096, "D": 64},
+                "config": {"BLOCK_L": 256, "BLOCK_D": 32, "num_warps": 4, "num_stages": 3},
+            },
+        ],
+    },
+}
 
 _SOC_PATTERNS = (
     ("^Ascend950PR", "950PR"),
