@@ -25,8 +25,10 @@ from .generated_block import read_frozen
 from .paths import frozen_configs_file, port_file
 
 SOURCES = ("upstream", "port_default", "port_frozen")
-#: Timed calls per measurement (more for short parts, until they add up to MIN_MS).
-REPS, MIN_MS = 50, 50.0
+#: Timed calls per measurement (more for short parts, until they add up to MIN_MS), taken in
+#: ROUNDS rounds that alternate between the sources of a part, so that drift of the device (clocks,
+#: temperature) shows in all of them alike rather than in their ratio.
+REPS, MIN_MS, ROUNDS = 50, 50.0, 5
 
 
 def timing_of(samples: list[float]) -> Timing:
@@ -36,10 +38,20 @@ def timing_of(samples: list[float]) -> Timing:
     )
 
 
-def measure_samples(backend: Backend, call: Callable[[], object]) -> list[float]:
-    call()  # compile, outside the timing
+def measure_interleaved(backend: Backend, calls: list[Callable[[], object]]) -> list[list[float]]:
+    """Single-call times (ms) of each call, in rounds that alternate between the calls."""
+    for call in calls:
+        call()  # compile, outside the timing
     backend.synchronize()
-    return backend.samples(call, REPS, warmup=5, min_ms=MIN_MS)
+    samples: list[list[float]] = [[] for _ in calls]
+    for _ in range(ROUNDS):
+        for out, call in zip(samples, calls, strict=True):
+            out += backend.samples(call, REPS // ROUNDS, warmup=2, min_ms=MIN_MS / ROUNDS)
+    return samples
+
+
+def measure_samples(backend: Backend, call: Callable[[], object]) -> list[float]:
+    return measure_interleaved(backend, [call])[0]
 
 
 def cases_for(spec: OpSpec, backend: Backend) -> list[Case]:
@@ -116,10 +128,9 @@ def record_baselines(
     for case in cases_for(spec, backend) if cases is None else cases:
         inputs = spec.make_inputs(case, backend.device)
         for part in spec.parts:
-            for source, configs, call in runs(spec, case, inputs, part, frozen):
-                if call is None:
-                    continue
-                samples = measure_samples(backend, call)
+            runnable = [r for r in runs(spec, case, inputs, part, frozen) if r[2] is not None]
+            measured = measure_interleaved(backend, [call for _, _, call in runnable])
+            for (source, configs, _), samples in zip(runnable, measured, strict=True):
                 timing = timing_of(samples)
                 row = Baseline(
                     op=spec.name,

@@ -1,0 +1,54 @@
+"""`autotune baseline`: which sources it times, with which configs, interleaved."""
+
+from autotuner.backends.cpu import CpuBackend
+from autotuner.baseline import REPS, ROUNDS, measure_interleaved, record_baselines
+from ops import get_op
+from storage import Baseline, open_database
+
+from .test_check import CASE, OP, freeze_case
+
+
+class OrderRecorder(CpuBackend):
+    """The interpreter, noting which call each timed sample belongs to."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.order: list[str] = []
+
+    def samples(self, fn, reps, warmup=3, min_ms=0.0):
+        self.order += [fn.__name__] * reps
+        return [1.0] * reps
+
+
+def test_sources_of_a_part_are_timed_in_alternating_rounds():
+    def first():
+        pass
+
+    def second():
+        pass
+
+    backend = OrderRecorder()
+    samples = measure_interleaved(backend, [first, second])
+    per_round = REPS // ROUNDS
+    assert [len(s) for s in samples] == [ROUNDS * per_round] * 2
+    assert backend.order == (["first"] * per_round + ["second"] * per_round) * ROUNDS
+
+
+def test_baseline_times_upstream_default_and_frozen_with_their_configs(tree, tmp_path):
+    spec = get_op(OP)
+    case = spec.case(CASE)
+    freeze_case("cpu")
+    db = open_database(f"sqlite:///{tmp_path}/b.db")
+    rows = record_baselines(db, spec, CpuBackend(), [case])
+    by_source = {row.source: row for row in rows}
+    assert set(by_source) == {"upstream", "port_default", "port_frozen"}
+    default = spec.kernel("fwd").default(case)
+    assert by_source["upstream"].configs == {}
+    assert by_source["port_default"].configs == {"fwd": default}
+    assert by_source["port_frozen"].configs == {"fwd": default}
+    for row in rows:
+        assert row.interpreter and row.case_name == CASE and row.part == "fwd"
+        assert row.n == len(row.samples) >= REPS
+        assert row.p20_ms <= row.median_ms <= row.p80_ms
+    with db.sessions() as session:
+        assert session.query(Baseline).count() == 3
