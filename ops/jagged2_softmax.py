@@ -17,10 +17,10 @@ from autotuner.upstream import load
 
 from .jagged import effective_lengths, offsets_from_lengths, skewed_lengths
 from .jagged_softmax import (
-    MAX_TILE_PER_THREAD,
     SHORT_DTYPE,
     UPSTREAM_FILE,
     UPSTREAM_SHA256,
+    SoftmaxTiles,
     softmax_traffic,
 )
 from .ports import load_port
@@ -74,36 +74,7 @@ def _grid(config: Config, case: Case) -> tuple[int, int]:
     return case.shape["B"], -(-case.shape["max_seq_len"] // config["BLOCK_H"])
 
 
-def _elements(config: Config) -> int:
-    return config["BLOCK_N"] * config["BLOCK_H"]
-
-
-def _fwd_tiles(config: Config, case: Case) -> int:
-    return _elements(config) * (case.torch_dtype.itemsize + 8) + 8 * config["BLOCK_H"]
-
-
-def _fwd_stream(config: Config, case: Case) -> int:
-    return _elements(config) * case.torch_dtype.itemsize
-
-
-def _bwd_tiles(config: Config, case: Case) -> int:
-    return _elements(config) * (2 * case.torch_dtype.itemsize + 12) + 4 * config["BLOCK_H"]
-
-
-def _bwd_stream(config: Config, case: Case) -> int:
-    return 2 * _elements(config) * case.torch_dtype.itemsize
-
-
-def _fits_registers(config: Config, case: Case, limits) -> str | None:
-    if "num_warps" not in config:
-        return None
-    threads = 32 * config["num_warps"]
-    if _elements(config) > MAX_TILE_PER_THREAD * threads:
-        return (
-            f"BLOCK_N x BLOCK_H = {_elements(config)} elements over {threads} threads: more than "
-            f"{MAX_TILE_PER_THREAD} per thread spills"
-        )
-    return None
+TILES = SoftmaxTiles("BLOCK_N", "BLOCK_H")
 
 
 N_FITS = block_at_most("BLOCK_N", lambda c: upstream_block(c.shape["max_seq_len"]), "max_seq_len")
@@ -140,9 +111,9 @@ class Jagged2SoftmaxOp(OpSpec):
             outputs=("y",),
             default=_upstream_default,
             grid=_grid,
-            tile_bytes=_fwd_tiles,
-            stream_bytes=_fwd_stream,
-            constraints=(N_FITS, H_FITS, _fits_registers),
+            tile_bytes=TILES.fwd_tiles,
+            stream_bytes=TILES.fwd_stream,
+            constraints=(N_FITS, H_FITS, TILES.fits_registers),
             port_kernel="_jagged2_softmax_fwd_kernel",
             upstream_kernel="jagged_2_softmax_kernel",
         ),
@@ -152,9 +123,9 @@ class Jagged2SoftmaxOp(OpSpec):
             outputs=("dx",),
             default=_upstream_default,
             grid=_grid,
-            tile_bytes=_bwd_tiles,
-            stream_bytes=_bwd_stream,
-            constraints=(N_FITS, H_FITS, _fits_registers),
+            tile_bytes=TILES.bwd_tiles,
+            stream_bytes=TILES.bwd_stream,
+            constraints=(N_FITS, H_FITS, TILES.fits_registers),
             port_kernel="_jagged2_softmax_bwd_kernel",
             upstream_kernel="jagged_2_softmax_backward_kernel",
         ),

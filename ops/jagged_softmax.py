@@ -9,6 +9,7 @@ from __future__ import annotations
 import types
 import zlib
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 
@@ -83,38 +84,44 @@ def _grid(config: Config, case: Case) -> tuple[int, int]:
     return case.shape["B"], -(-case.shape["D"] // config["BLOCK_D"])
 
 
-def _elements(config: Config) -> int:
-    return config["BLOCK_L"] * config["BLOCK_D"]
+@dataclass(frozen=True)
+class SoftmaxTiles:
+    """Tile models of a softmax kernel whose program holds `length` x `width` elements: the
+    vectors' length (BLOCK_L, BLOCK_N) times how many vectors it does at once (BLOCK_D, BLOCK_H)."""
 
+    length: str
+    width: str
 
-def _fwd_tiles(config: Config, case: Case) -> int:
-    # x in its dtype, x and exp(x - m) in fp32, plus the fp32 max and sum vectors.
-    return _elements(config) * (case.torch_dtype.itemsize + 8) + 8 * config["BLOCK_D"]
+    def elements(self, config: Config) -> int:
+        return config[self.length] * config[self.width]
 
+    def fwd_tiles(self, config: Config, case: Case) -> int:
+        # x in its dtype, x and exp(x - m) in fp32, plus the fp32 max and sum vectors.
+        return self.elements(config) * (case.torch_dtype.itemsize + 8) + 8 * config[self.width]
 
-def _fwd_stream(config: Config, case: Case) -> int:
-    return _elements(config) * case.torch_dtype.itemsize
+    def fwd_stream(self, config: Config, case: Case) -> int:
+        return self.elements(config) * case.torch_dtype.itemsize
 
+    def bwd_tiles(self, config: Config, case: Case) -> int:
+        # dy and y in their dtype, dy, y and dx in fp32, plus the fp32 sum vector.
+        return self.elements(config) * (2 * case.torch_dtype.itemsize + 12) + 4 * config[self.width]
 
-def _bwd_tiles(config: Config, case: Case) -> int:
-    # dy and y in their dtype, dy, y and dx in fp32, plus the fp32 sum vector.
-    return _elements(config) * (2 * case.torch_dtype.itemsize + 12) + 4 * config["BLOCK_D"]
+    def bwd_stream(self, config: Config, case: Case) -> int:
+        return 2 * self.elements(config) * case.torch_dtype.itemsize
 
-
-def _bwd_stream(config: Config, case: Case) -> int:
-    return 2 * _elements(config) * case.torch_dtype.itemsize
-
-
-def _fits_registers(config: Config, case: Case, limits) -> str | None:
-    if "num_warps" not in config:
+    def fits_registers(self, config: Config, case: Case, limits) -> str | None:
+        if "num_warps" not in config:
+            return None
+        threads = 32 * config["num_warps"]
+        if self.elements(config) > MAX_TILE_PER_THREAD * threads:
+            return (
+                f"{self.length} x {self.width} = {self.elements(config)} elements over {threads} "
+                f"threads: more than {MAX_TILE_PER_THREAD} per thread spills"
+            )
         return None
-    threads = 32 * config["num_warps"]
-    if _elements(config) > MAX_TILE_PER_THREAD * threads:
-        return (
-            f"BLOCK_L x BLOCK_D = {_elements(config)} elements over {threads} threads: more than "
-            f"{MAX_TILE_PER_THREAD} per thread spills"
-        )
-    return None
+
+
+TILES = SoftmaxTiles("BLOCK_L", "BLOCK_D")
 
 
 L_FITS = block_at_most("BLOCK_L", lambda c: upstream_block(c.shape["max_seq_len"]), "max_seq_len")
@@ -150,9 +157,9 @@ class JaggedSoftmaxOp(OpSpec):
             outputs=("y",),
             default=_upstream_default,
             grid=_grid,
-            tile_bytes=_fwd_tiles,
-            stream_bytes=_fwd_stream,
-            constraints=(L_FITS, D_FITS, _fits_registers),
+            tile_bytes=TILES.fwd_tiles,
+            stream_bytes=TILES.fwd_stream,
+            constraints=(L_FITS, D_FITS, TILES.fits_registers),
             port_kernel="_jagged_softmax_fwd_kernel",
             upstream_kernel="jagged_softmax_kernel",
         ),
@@ -162,9 +169,9 @@ class JaggedSoftmaxOp(OpSpec):
             outputs=("dx",),
             default=_upstream_default,
             grid=_grid,
-            tile_bytes=_bwd_tiles,
-            stream_bytes=_bwd_stream,
-            constraints=(L_FITS, D_FITS, _fits_registers),
+            tile_bytes=TILES.bwd_tiles,
+            stream_bytes=TILES.bwd_stream,
+            constraints=(L_FITS, D_FITS, TILES.fits_registers),
             port_kernel="_jagged_softmax_bwd_kernel",
             upstream_kernel="jagged_softmax_backward_kernel",
         ),
