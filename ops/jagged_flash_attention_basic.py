@@ -59,42 +59,42 @@ class BasicCase(Case):
     use_mask: bool = False
 
 
-def _next_d(case: Case) -> int:
+def next_d(case: Case) -> int:
     return max(16, next_pow2(case.shape["D"]))
 
 
-def _fwd_tiles(config: Config, case: Case) -> int:
+def fwd_tiles(config: Config, case: Case) -> int:
     bm, bn, bd = config["BLOCK_M"], config["BLOCK_N"], config["BLOCK_D"]
-    nd, e = _next_d(case), case.torch_dtype.itemsize
+    nd, e = next_d(case), case.torch_dtype.itemsize
     # q, k slices, v, p in the input dtype; qk, p, acc and m, l in fp32.
     return e * (bm * bd + bd * bn + bn * nd + bm * bn) + 4 * (2 * bm * bn + bm * nd + 3 * bm)
 
 
-def _fwd_stream(config: Config, case: Case) -> int:
+def fwd_stream(config: Config, case: Case) -> int:
     bm, bn, bd = config["BLOCK_M"], config["BLOCK_N"], config["BLOCK_D"]
-    return case.torch_dtype.itemsize * (bm * bd + bd * bn + bn * _next_d(case))
+    return case.torch_dtype.itemsize * (bm * bd + bd * bn + bn * next_d(case))
 
 
-def _pre_tiles(config: Config, case: Case) -> int:
+def pre_tiles(config: Config, case: Case) -> int:
     bm, bd, e = config["BLOCK_M"], config["BLOCK_D"], case.torch_dtype.itemsize
     # out may be the forward's fp32 output.
     return (4 + e) * bm * bd + 4 * (bm * bd + bm)
 
 
-def _pre_stream(config: Config, case: Case) -> int:
+def pre_stream(config: Config, case: Case) -> int:
     return (4 + case.torch_dtype.itemsize) * config["BLOCK_M"] * config["BLOCK_D"]
 
 
-def _bwd_tiles(config: Config, case: Case) -> int:
+def bwd_tiles(config: Config, case: Case) -> int:
     bm, bn = config["BLOCK_M"], config["BLOCK_N"]
-    bd, e = _next_d(case), case.torch_dtype.itemsize
+    bd, e = next_d(case), case.torch_dtype.itemsize
     # k, v (resident), q, do (streamed), p and ds casts in the input dtype; dk, dv, qk, p, dp, ds,
     # lse, delta in fp32 (the dq phase holds the same sizes with M and N swapped).
     return e * (2 * bn * bd + 2 * bm * bd + 2 * bm * bn) + 4 * (2 * bn * bd + 4 * bm * bn + 2 * bm)
 
 
-def _bwd_stream(config: Config, case: Case) -> int:
-    bm, bd = config["BLOCK_M"], _next_d(case)
+def bwd_stream(config: Config, case: Case) -> int:
+    bm, bd = config["BLOCK_M"], next_d(case)
     return case.torch_dtype.itemsize * 2 * bm * bd + 8 * bm
 
 
@@ -110,7 +110,7 @@ def _seq_fits(name: str) -> Callable:
     return block_at_most(name, lambda c: max(16, next_pow2(c.shape["max_seq_len"])), "max_seq_len")
 
 
-D_FITS = block_at_most("BLOCK_D", _next_d, "D")
+D_FITS = block_at_most("BLOCK_D", next_d, "D")
 
 # (B, max_seq_len, D, lengths, use_mask): B=1, an empty sequence, truncation past max_seq_len,
 # max_seq_len not a multiple of any block, a D that is not a power of two, both mask settings.
@@ -202,8 +202,8 @@ class JaggedFlashAttentionBasic(OpSpec):
                 "num_stages": 3,
             },
             grid=_m_blocks,
-            tile_bytes=_fwd_tiles,
-            stream_bytes=_fwd_stream,
+            tile_bytes=fwd_tiles,
+            stream_bytes=fwd_stream,
             constraints=(_seq_fits("BLOCK_M"), _seq_fits("BLOCK_N"), D_FITS),
             port_kernel="_fwd_kernel",
             upstream_kernel="jagged_flash_attention_basic_kernel",
@@ -217,10 +217,10 @@ class JaggedFlashAttentionBasic(OpSpec):
                 MULTIBUFFER,
             ),
             outputs=("delta",),
-            default=lambda c: {"BLOCK_M": 32, "BLOCK_D": _next_d(c), "num_warps": 4},
+            default=lambda c: {"BLOCK_M": 32, "BLOCK_D": next_d(c), "num_warps": 4},
             grid=_m_blocks,
-            tile_bytes=_pre_tiles,
-            stream_bytes=_pre_stream,
+            tile_bytes=pre_tiles,
+            stream_bytes=pre_stream,
             constraints=(_seq_fits("BLOCK_M"), D_FITS),
             port_kernel="_bwd_preprocess_kernel",
             upstream_kernel="_jagged_flash_attention_bwd_preprocess_basic_kernel",
@@ -231,8 +231,8 @@ class JaggedFlashAttentionBasic(OpSpec):
             outputs=("dq", "dk", "dv"),
             default=lambda c: {"BLOCK_M": 32, "BLOCK_N": 32, "num_warps": 4, "num_stages": 3},
             grid=_n_blocks,
-            tile_bytes=_bwd_tiles,
-            stream_bytes=_bwd_stream,
+            tile_bytes=bwd_tiles,
+            stream_bytes=bwd_stream,
             constraints=(_seq_fits("BLOCK_M"), _seq_fits("BLOCK_N")),
             port_kernel="_bwd_kernel",
             upstream_kernel="_jagged_flash_attention_bwd_basic_kernel",

@@ -16,7 +16,21 @@ import torch
 from autotuner.upstream import load
 
 from .jagged import case_offsets, pad_rows, skewed_lengths, unpad_rows
-from .jagged_flash_attention_basic import self_attention_traffic
+from .jagged_flash_attention_basic import (  # the same tiles: one head per program
+    BLOCK_M,
+    BLOCK_N,
+    FWD_BLOCK_D,
+    NUM_STAGES,
+    NUM_WARPS,
+    bwd_stream,
+    bwd_tiles,
+    fwd_stream,
+    fwd_tiles,
+    next_d,
+    pre_stream,
+    pre_tiles,
+    self_attention_traffic,
+)
 from .ports import load_port
 from .spec import (
     MULTIBUFFER,
@@ -35,52 +49,6 @@ from .spec import (
 
 NAME = "multi_head_jagged_flash_attention"
 SHORT_DTYPE = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
-
-BLOCK_M = Tunable("BLOCK_M", pow2_range(16, 128))
-BLOCK_N = Tunable("BLOCK_N", pow2_range(16, 128))
-# The forward's q.k loop over D slices: upstream uses one slice of the whole (padded) D.
-FWD_BLOCK_D = Tunable("BLOCK_D", pow2_range(16, 256))
-NUM_WARPS = Tunable("num_warps", (2, 4, 8), launch_option=True)
-NUM_STAGES = Tunable("num_stages", (2, 3), launch_option=True)
-
-
-def _next_d(case: Case) -> int:
-    return max(16, next_pow2(case.shape["D"]))
-
-
-def _fwd_tiles(config: Config, case: Case) -> int:
-    bm, bn, bd = config["BLOCK_M"], config["BLOCK_N"], config["BLOCK_D"]
-    nd, e = _next_d(case), case.torch_dtype.itemsize
-    # q, k slices, v, p in the input dtype; qk, p, acc and m, l in fp32.
-    return e * (bm * bd + bd * bn + bn * nd + bm * bn) + 4 * (2 * bm * bn + bm * nd + 3 * bm)
-
-
-def _fwd_stream(config: Config, case: Case) -> int:
-    bm, bn, bd = config["BLOCK_M"], config["BLOCK_N"], config["BLOCK_D"]
-    return case.torch_dtype.itemsize * (bm * bd + bd * bn + bn * _next_d(case))
-
-
-def _pre_tiles(config: Config, case: Case) -> int:
-    bm, bd, e = config["BLOCK_M"], config["BLOCK_D"], case.torch_dtype.itemsize
-    # out may be the forward's fp32 output.
-    return (4 + e) * bm * bd + 4 * (bm * bd + bm)
-
-
-def _pre_stream(config: Config, case: Case) -> int:
-    return (4 + case.torch_dtype.itemsize) * config["BLOCK_M"] * config["BLOCK_D"]
-
-
-def _bwd_tiles(config: Config, case: Case) -> int:
-    bm, bn = config["BLOCK_M"], config["BLOCK_N"]
-    bd, e = _next_d(case), case.torch_dtype.itemsize
-    # k, v (resident), q, do (streamed), p and ds casts in the input dtype; dk, dv, qk, p, dp, ds,
-    # lse, delta in fp32 (the dq phase holds the same sizes with M and N swapped).
-    return e * (2 * bn * bd + 2 * bm * bd + 2 * bm * bn) + 4 * (2 * bn * bd + 4 * bm * bn + 2 * bm)
-
-
-def _bwd_stream(config: Config, case: Case) -> int:
-    bm, bd = config["BLOCK_M"], _next_d(case)
-    return case.torch_dtype.itemsize * 2 * bm * bd + 8 * bm
 
 
 def _m_blocks(config: Config, case: Case) -> tuple[int, int]:
@@ -106,7 +74,7 @@ def _square(config: Config, case: Case, limits) -> str | None:
     return None
 
 
-D_FITS = block_at_most("BLOCK_D", _next_d, "D")
+D_FITS = block_at_most("BLOCK_D", next_d, "D")
 
 # (B, H, max_seq_len, D, lengths): B=1, an empty sequence, truncation past max_seq_len,
 # max_seq_len not a multiple of any block, a D that is not a power of two, one and two heads.
@@ -164,13 +132,13 @@ class MultiHeadJaggedFlashAttention(OpSpec):
             default=lambda c: {
                 "BLOCK_M": 32,
                 "BLOCK_N": 32,
-                "BLOCK_D": _next_d(c),
+                "BLOCK_D": next_d(c),
                 "num_warps": 4,
                 "num_stages": 3,
             },
             grid=_m_blocks,
-            tile_bytes=_fwd_tiles,
-            stream_bytes=_fwd_stream,
+            tile_bytes=fwd_tiles,
+            stream_bytes=fwd_stream,
             constraints=(_seq_fits("BLOCK_M"), _seq_fits("BLOCK_N"), D_FITS),
             port_kernel="_fwd_kernel",
             upstream_kernel="_multi_head_jagged_flash_attention_fwd_kernel",
@@ -184,10 +152,10 @@ class MultiHeadJaggedFlashAttention(OpSpec):
                 MULTIBUFFER,
             ),
             outputs=("delta",),
-            default=lambda c: {"BLOCK_M": 32, "BLOCK_D": _next_d(c), "num_warps": 4},
+            default=lambda c: {"BLOCK_M": 32, "BLOCK_D": next_d(c), "num_warps": 4},
             grid=_m_blocks,
-            tile_bytes=_pre_tiles,
-            stream_bytes=_pre_stream,
+            tile_bytes=pre_tiles,
+            stream_bytes=pre_stream,
             constraints=(_seq_fits("BLOCK_M"), D_FITS),
             port_kernel="_bwd_preprocess_kernel",
             upstream_kernel="_multi_head_jagged_flash_attention_bwd_preprocess_kernel",
@@ -198,8 +166,8 @@ class MultiHeadJaggedFlashAttention(OpSpec):
             outputs=("dq", "dk", "dv"),
             default=lambda c: {"BLOCK_M": 32, "BLOCK_N": 32, "num_warps": 4, "num_stages": 3},
             grid=_n_blocks,
-            tile_bytes=_bwd_tiles,
-            stream_bytes=_bwd_stream,
+            tile_bytes=bwd_tiles,
+            stream_bytes=bwd_stream,
             constraints=(_square, _seq_fits("BLOCK_M"), _seq_fits("BLOCK_N")),
             port_kernel="_bwd_kernel",
             upstream_kernel="_multi_head_jagged_flash_attention_bwd_kernel",
