@@ -46,7 +46,7 @@ def render(
             "name": case.name,
             "shape": case.shape,
             "dtype": case.dtype,
-            "total_rows": sum(case.lengths),
+            "total_rows": spec.jagged_rows(case),
             "frozen": frozen.get(case.name, {}),
         }
         for case in spec.cases("performance")

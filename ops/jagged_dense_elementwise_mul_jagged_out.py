@@ -80,6 +80,10 @@ class Jagged2Op(OpSpec):
 
     shape_keys = ("B", "max_seq_len")
 
+    def jagged_rows(self, case: Case) -> int:
+        """An L x L block per sequence: the values hold the sum of the squared lengths."""
+        return sum(length * length for length in case.lengths)
+
     def make_case(self, shape, dtype, lengths, kind, offsets=None) -> Case:
         b, n = (shape[k] for k in self.shape_keys)
         name = f"b{b}_n{n}_{SHORT_DTYPE[dtype]}"

@@ -284,6 +284,10 @@ class OpSpec(ABC):
     def upstream_part(self, part: str, inputs: Tensors, case: Case) -> Callable[[], object] | None:
         """The same part through upstream's kernels and defaults; None where upstream cannot."""
 
+    def jagged_rows(self, case: Case) -> int:
+        """Rows of the op's jagged values tensor for a case (its `total_rows` in ATK's json)."""
+        return sum(case.lengths)
+
     def traffic(self, case: Case, part: str) -> tuple[int, int]:
         """(bytes the part must move to and from device memory, flops it must compute): the
         least any implementation does, for the roofline (`benchmarks/roofline.py`)."""

@@ -1,6 +1,7 @@
 """The ATK folders' Python files import without ATK and do what they say."""
 
 import importlib.util
+import json
 import sys
 
 import pytest
@@ -55,3 +56,13 @@ def test_api_runs_without_atk(op, side, cpu, monkeypatch):
             spec.comparable(name, value, inputs).double(), want, rtol=1e-4, atol=1e-5
         ), (side, name)
     sys.modules.pop(op, None)
+
+
+@pytest.mark.parametrize(
+    "op", ["jagged2_softmax", "jagged2_to_padded_dense", "jagged_dense_elementwise_mul_jagged_out"]
+)
+def test_jagged2_performance_json_counts_the_rows_of_its_square_blocks(op):
+    spec = all_ops()[op]
+    document = json.loads((atk_dir(op) / "npu_atk_test" / f"{op}_performance.json").read_text())
+    for entry, case in zip(document["cases"], spec.cases("performance"), strict=True):
+        assert entry["total_rows"] == sum(n * n for n in case.lengths) > sum(case.lengths)
