@@ -50,3 +50,14 @@ def cuda_available() -> bool:
 requires_gpu = pytest.mark.skipif(
     not cuda_available(), reason="needs a CUDA GPU; none on this machine"
 )
+
+
+def verify_all_passed(summary: str) -> bool:
+    """The last line of `autotune verify --all --soc cpu` says every output of every op's
+    accuracy cases passed."""
+    import re
+
+    from ops import all_ops
+
+    cases = sum(len(spec.cases("accuracy")) for spec in all_ops().values())
+    return re.match(rf"(\d+) outputs of {cases} cases: \1 passed, 0 failed", summary) is not None

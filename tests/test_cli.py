@@ -7,6 +7,9 @@ import sys
 import pytest
 
 from autotuner.paths import ATK_ROOT
+from ops import all_ops
+
+from .conftest import verify_all_passed
 
 
 def autotune(*args, env=None):
@@ -24,7 +27,7 @@ def test_verify_all_on_the_interpreter_passes():
     result = autotune("verify", "--all", "--soc", "cpu")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr
     summary = result.stdout.strip().splitlines()[-1]
-    assert summary.startswith("90 outputs of 30 cases: 90 passed, 0 failed")
+    assert verify_all_passed(summary), summary
     assert "FAIL" not in result.stdout
 
 
@@ -51,7 +54,7 @@ def test_verify_a_custom_case():
     [
         (
             ["verify", "--op", "no_such_op"],
-            "error: unknown op 'no_such_op'; known ops: dense_to_jagged, jagged_dense_flash_attention, jagged_to_padded_dense",
+            f"error: unknown op 'no_such_op'; known ops: {', '.join(sorted(all_ops()))}",
         ),
         (
             ["verify", "--all", "--soc", "B300X"],
