@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .errors import UserError
+from .socs import CPU
 
 app = typer.Typer(
     add_completion=False,
@@ -206,6 +207,8 @@ def _summary_table(summaries, title: str) -> Table:
     for column in ("kernel", "case", "soc", "strategy", "trials ok/failed/infeasible", "default ms", "best ms",
                    "verdict", "speedup", "winner"):  # fmt: skip
         table.add_column(column, justify="right" if column.endswith(("ms", "speedup")) else "left")
+    if any(s.soc == CPU for s in summaries):
+        table.caption = "soc cpu: Triton interpreter times: they exercise the search, they are not performance numbers"
     for s in summaries:
         failures = ", ".join(f"{k} {v}" for k, v in sorted(s.failures.items()))
         verdict = s.verdict
@@ -286,7 +289,7 @@ def run(
     def on_progress(p) -> None:
         parts = []
         if p.best_ms is not None:
-            parts.append(f"best {p.best_ms:.4g} ms")
+            parts.append(f"best {p.best_ms:.4g} ms" + (" (interpreter)" if soc == CPU else ""))
             if p.default_ms:
                 parts.append(f"{p.default_ms / p.best_ms:.2f}x default")
         failures = {**p.failures, **({"infeasible": p.infeasible} if p.infeasible else {})}
@@ -635,6 +638,8 @@ def show(
                     ratio,
                 )
                 rows += 1
+    if any(soc_name == CPU for by_soc in sections.values() for soc_name in by_soc):
+        table.caption = "soc cpu: Triton interpreter times, not performance numbers"
     console.print(table if rows else f"{op}: nothing frozen" + (f" on {soc}" if soc else ""))
     history = history_rows(open_database(db or settings().db), spec.name, soc)
     if history:

@@ -190,8 +190,10 @@ def test_run_then_status(tmp_path):
     assert (
         "autotune run --op dense_to_jagged: 1 studies" in result.stdout and "4/0/" in result.stdout
     )
+    assert "Triton interpreter times" in result.stdout  # never shown as performance
     status = autotune("status", "--db", url)
     assert status.returncode == 0 and "b1_n8_d16_bf16" in status.stdout and "4/0/" in status.stdout
+    assert "not performance numbers" in status.stdout
     assert not (tmp_path / "b.db").exists()
     bad = autotune(
         "run",
