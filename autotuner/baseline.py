@@ -18,7 +18,6 @@ from ops.spec import Case, Config, OpSpec
 from storage import Baseline, Database
 
 from .backends import Backend, Timing
-from .backends.base import quantile
 from .environment import environment
 from .errors import UserError
 from .generated_block import read_frozen
@@ -29,13 +28,6 @@ SOURCES = ("upstream", "port_default", "port_frozen")
 #: ROUNDS rounds that alternate between the sources of a part, so that drift of the device (clocks,
 #: temperature) shows in all of them alike rather than in their ratio.
 REPS, MIN_MS, ROUNDS = 50, 50.0, 5
-
-
-def timing_of(samples: list[float]) -> Timing:
-    ordered = sorted(samples)
-    return Timing(
-        quantile(ordered, 0.5), quantile(ordered, 0.2), quantile(ordered, 0.8), len(ordered)
-    )
 
 
 def measure_interleaved(backend: Backend, calls: list[Callable[[], object]]) -> list[list[float]]:
@@ -131,7 +123,7 @@ def record_baselines(
             runnable = [r for r in runs(spec, case, inputs, part, frozen) if r[2] is not None]
             measured = measure_interleaved(backend, [call for _, _, call in runnable])
             for (source, configs, _), samples in zip(runnable, measured, strict=True):
-                timing = timing_of(samples)
+                timing = Timing.of(samples)
                 row = Baseline(
                     op=spec.name,
                     soc=backend.soc,

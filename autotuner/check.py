@@ -28,8 +28,8 @@ from sqlalchemy import select
 from ops.spec import OpSpec
 from storage import Baseline, CheckVerdict, Database
 
-from .backends import Backend
-from .baseline import FrozenSet, frozen_run, latest, measure_samples, timing_of
+from .backends import Backend, Timing
+from .baseline import FrozenSet, frozen_run, latest, measure_samples
 from .environment import environment
 from .errors import UserError
 from .stats import mann_whitney_less
@@ -142,7 +142,7 @@ def check(db: Database, spec: OpSpec, backend: Backend, threshold: float) -> Che
             skipped.append(f"{row.case_name} {row.part}: not frozen on {backend.soc} any more")
             continue
         samples = measure_samples(backend, run[1])
-        timing = timing_of(samples)
+        timing = Timing.of(samples)
         outcome = compare(samples, row.samples, threshold)
         verdict = CheckVerdict(
             op=spec.name,

@@ -31,8 +31,7 @@ from storage import Claim, Database, StudyRecord
 from storage.models import utcnow
 
 from . import interrupts
-from .backends import DeviceLimits
-from .backends.base import quantile
+from .backends import DeviceLimits, Timing
 from .errors import UserError
 from .paths import port_file
 from .space import SearchSpace, config_key, space_for
@@ -71,16 +70,6 @@ def kernel_source_hash(op: OpSpec, kernel: KernelSpec) -> str:
             )
             return hashlib.sha256((decorators + text).encode()).hexdigest()
     raise UserError(f"{path}: no function {kernel.port_kernel} (kernel {kernel.name} of {op.name})")
-
-
-def _stats(samples: list[float]) -> dict[str, float | int]:
-    ordered = sorted(samples)
-    return {
-        "median_ms": quantile(ordered, 0.5),
-        "p20_ms": quantile(ordered, 0.2),
-        "p80_ms": quantile(ordered, 0.8),
-        "n": len(ordered),
-    }
 
 
 def optuna_storage(db: Database) -> optuna.storages.RDBStorage:
@@ -707,7 +696,7 @@ class Study:
                 except WorkerLost:
                     self._prepare_one(self.timer)
         summary = [
-            {"config": c, "trial": t.number, **_stats(samples[config_key(c)])}
+            {"config": c, "trial": t.number, **Timing.of(samples[config_key(c)]).as_dict()}
             for c, t in zip(
                 configs, ([default_trial] if default_trial else []) + candidates, strict=True
             )

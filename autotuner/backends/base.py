@@ -21,6 +21,14 @@ class Timing:
     p80_ms: float
     n: int
 
+    @classmethod
+    def of(cls, samples: list[float]) -> Timing:
+        """Median, p20, p80 and count of single-call times (ms), in any order."""
+        ordered = sorted(samples)
+        return cls(
+            quantile(ordered, 0.5), quantile(ordered, 0.2), quantile(ordered, 0.8), len(ordered)
+        )
+
     @property
     def spread(self) -> float:
         """Relative width of the p20..p80 band around the median."""
@@ -115,13 +123,7 @@ class Backend(ABC):
         for _ in range(max(1, int(warmup_ms / per_call))):
             fn()
         reps = min(max_reps, max(min_reps, int(rep_ms / max(wall_per_rep, per_call))))
-        samples = sorted(self._elapsed_ms(fn, reps))
-        return Timing(
-            median_ms=quantile(samples, 0.5),
-            p20_ms=quantile(samples, 0.2),
-            p80_ms=quantile(samples, 0.8),
-            n=len(samples),
-        )
+        return Timing.of(self._elapsed_ms(fn, reps))
 
     def samples(
         self, fn: Callable[[], Any], reps: int, warmup: int = 3, min_ms: float = 0.0
