@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from .spec import Case
+from .spec import Case, CaseKind, OpSpec
 
 _GOLDEN = 0.6180339887498949
 
@@ -17,6 +17,27 @@ def skewed_lengths(batch: int, max_seq_len: int, overflow: float = 1.25) -> tupl
     """
     top = overflow * max_seq_len
     return tuple(int(((i * _GOLDEN) % 1.0) ** 2 * top) for i in range(1, batch + 1))
+
+
+def standard_cases(
+    spec: OpSpec, kind: CaseKind, accuracy_shapes: tuple, performance_shapes: tuple
+) -> list[Case]:
+    """An op's cases from rows of shape values in `spec.shape_keys` order: an accuracy row ends
+    with its lengths (one case per dtype of the op), a performance row with its dtype (lengths
+    from `skewed_lengths(B, max_seq_len)`)."""
+    keys = spec.shape_keys
+    if kind == "accuracy":
+        return [
+            spec.make_case(dict(zip(keys, values, strict=True)), dtype, lengths, kind)
+            for *values, lengths in accuracy_shapes
+            for dtype in spec.dtypes
+        ]
+    cases = []
+    for *values, dtype in performance_shapes:
+        shape = dict(zip(keys, values, strict=True))
+        lengths = skewed_lengths(shape["B"], shape["max_seq_len"])
+        cases.append(spec.make_case(shape, dtype, lengths, kind))
+    return cases
 
 
 def offsets_from_lengths(

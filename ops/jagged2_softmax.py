@@ -15,9 +15,8 @@ import torch
 
 from autotuner.upstream import load
 
-from .jagged import effective_lengths, offsets_from_lengths, skewed_lengths
+from .jagged import effective_lengths, offsets_from_lengths, standard_cases
 from .jagged_softmax import (
-    SHORT_DTYPE,
     UPSTREAM_FILE,
     UPSTREAM_SHA256,
     SoftmaxTiles,
@@ -26,6 +25,7 @@ from .jagged_softmax import (
 from .ports import load_port
 from .spec import (
     MULTIBUFFER,
+    SHORT_DTYPE,
     Case,
     CaseKind,
     Config,
@@ -144,19 +144,7 @@ class Jagged2SoftmaxOp(OpSpec):
         return Case(NAME, name, dict(shape), dtype, tuple(lengths), kind, offsets)
 
     def cases(self, kind: CaseKind) -> list[Case]:
-        keys = self.shape_keys
-        if kind == "accuracy":
-            return [
-                self.make_case(dict(zip(keys, (b, n, dim), strict=True)), dtype, lengths, kind)
-                for b, n, dim, lengths in ACCURACY_SHAPES
-                for dtype in self.dtypes
-            ]
-        return [
-            self.make_case(
-                dict(zip(keys, (b, n, dim), strict=True)), dtype, skewed_lengths(b, n), kind
-            )
-            for b, n, dim, dtype in PERFORMANCE_SHAPES
-        ]
+        return standard_cases(self, kind, ACCURACY_SHAPES, PERFORMANCE_SHAPES)
 
     def make_inputs(self, case: Case, device: torch.device, seed: int = 0) -> Tensors:
         gen = torch.Generator().manual_seed(zlib.crc32(case.name.encode()) + seed)

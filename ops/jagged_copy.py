@@ -14,9 +14,10 @@ import torch
 
 from autotuner.upstream import load
 
-from .jagged import case_offsets, skewed_lengths
+from .jagged import case_offsets, standard_cases
 from .spec import (
     MULTIBUFFER,
+    SHORT_DTYPE,
     Case,
     CaseKind,
     Config,
@@ -29,7 +30,6 @@ from .spec import (
     pow2_range,
 )
 
-SHORT_DTYPE = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
 UPSTREAM_FILE = Upstream(
     file="triton/jagged/triton_jagged_tensor_ops.py",
     sha256="2b56cea5a12bab27cd3f93cc6b018da316a58d226b3325907ea85717cbb238a2",
@@ -93,19 +93,7 @@ class JaggedCopyOp(OpSpec):
         return Case(self.name, name, dict(shape), dtype, tuple(lengths), kind, offsets)
 
     def cases(self, kind: CaseKind) -> list[Case]:
-        keys = self.shape_keys
-        if kind == "accuracy":
-            return [
-                self.make_case(dict(zip(keys, (b, n, d), strict=True)), dtype, lengths, kind)
-                for b, n, d, lengths in ACCURACY_SHAPES
-                for dtype in self.dtypes
-            ]
-        return [
-            self.make_case(
-                dict(zip(keys, (b, n, d), strict=True)), dtype, skewed_lengths(b, n), kind
-            )
-            for b, n, d, dtype in PERFORMANCE_SHAPES
-        ]
+        return standard_cases(self, kind, ACCURACY_SHAPES, PERFORMANCE_SHAPES)
 
     def _generator(self, case: Case, seed: int) -> torch.Generator:
         return torch.Generator().manual_seed(zlib.crc32(case.name.encode()) + seed)

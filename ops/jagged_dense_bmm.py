@@ -19,13 +19,14 @@ from .jagged import (
     case_offsets,
     effective_lengths,
     pad_rows,
-    skewed_lengths,
+    standard_cases,
     total_rows,
     unpad_rows,
 )
 from .ports import load_port
 from .spec import (
     MULTIBUFFER,
+    SHORT_DTYPE,
     Case,
     CaseKind,
     Config,
@@ -40,7 +41,6 @@ from .spec import (
 )
 
 NAME = "jagged_dense_bmm"
-SHORT_DTYPE = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
 UPSTREAM_FILE = "sll/triton/triton_jagged_bmm.py"
 UPSTREAM_SHA256 = "6d922093e18174ff253cea003a222f3bef4813ce81e448e58e69e1ebe22e41e0"
 #: Both kernels, both launchers and both autograd Functions of upstream's file.
@@ -217,19 +217,7 @@ class JaggedBmmOp(OpSpec):
         return Case(self.name, name, dict(shape), dtype, tuple(lengths), kind, offsets)
 
     def cases(self, kind: CaseKind) -> list[Case]:
-        keys = self.shape_keys
-        if kind == "accuracy":
-            return [
-                self.make_case(dict(zip(keys, (b, n, d, t), strict=True)), dtype, lengths, kind)
-                for b, n, d, t, lengths in ACCURACY_SHAPES
-                for dtype in self.dtypes
-            ]
-        return [
-            self.make_case(
-                dict(zip(keys, (b, n, d, t), strict=True)), dtype, skewed_lengths(b, n), kind
-            )
-            for b, n, d, t, dtype in PERFORMANCE_SHAPES
-        ]
+        return standard_cases(self, kind, ACCURACY_SHAPES, PERFORMANCE_SHAPES)
 
     def _y_shape(self, case: Case, rows: int) -> tuple[int, ...]:
         raise NotImplementedError

@@ -15,11 +15,11 @@ import torch
 
 from autotuner.upstream import load
 
-from .jagged import case_offsets, effective_lengths, skewed_lengths
-from .jagged_copy import SHORT_DTYPE
+from .jagged import case_offsets, effective_lengths, standard_cases
 from .ports import load_port
 from .spec import (
     MULTIBUFFER,
+    SHORT_DTYPE,
     Case,
     CaseKind,
     Config,
@@ -90,16 +90,7 @@ class Jagged2Op(OpSpec):
         return Case(self.name, name, dict(shape), dtype, tuple(lengths), kind, offsets)
 
     def cases(self, kind: CaseKind) -> list[Case]:
-        if kind == "accuracy":
-            return [
-                self.make_case({"B": b, "max_seq_len": n}, dtype, lengths, kind)
-                for b, n, lengths in ACCURACY_SHAPES
-                for dtype in self.dtypes
-            ]
-        return [
-            self.make_case({"B": b, "max_seq_len": n}, dtype, skewed_lengths(b, n), kind)
-            for b, n, dtype in PERFORMANCE_SHAPES
-        ]
+        return standard_cases(self, kind, ACCURACY_SHAPES, PERFORMANCE_SHAPES)
 
     def case_from_shape(self, shape, dtype, offsets):
         """`--offsets` are offsets of the jagged2 tensor (cumsum of L_b^2); lengths are their roots."""

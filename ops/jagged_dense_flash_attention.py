@@ -12,10 +12,18 @@ import torch
 
 from autotuner.upstream import load
 
-from .jagged import FP32, case_offsets, effective_lengths, pad_rows, skewed_lengths, total_rows
+from .jagged import (
+    FP32,
+    case_offsets,
+    effective_lengths,
+    pad_rows,
+    standard_cases,
+    total_rows,
+)
 from .ports import load_port
 from .spec import (
     MULTIBUFFER,
+    SHORT_DTYPE,
     Case,
     CaseKind,
     Config,
@@ -30,7 +38,6 @@ from .spec import (
 )
 
 NAME = "jagged_dense_flash_attention"
-SHORT_DTYPE = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
 
 BLOCK_T = Tunable("BLOCK_T", pow2_range(16, 128))
 BLOCK_L = Tunable("BLOCK_L", pow2_range(16, 128))
@@ -205,19 +212,7 @@ class JaggedDenseFlashAttention(OpSpec):
         return Case(NAME, name, dict(shape), dtype, tuple(lengths), kind, offsets)
 
     def cases(self, kind: CaseKind) -> list[Case]:
-        keys = self.shape_keys
-        if kind == "accuracy":
-            return [
-                self.make_case(dict(zip(keys, (b, n, d, t), strict=True)), dtype, lengths, kind)
-                for b, n, d, t, lengths in ACCURACY_SHAPES
-                for dtype in self.dtypes
-            ]
-        return [
-            self.make_case(
-                dict(zip(keys, (b, n, d, t), strict=True)), dtype, skewed_lengths(b, n), kind
-            )
-            for b, n, d, t, dtype in PERFORMANCE_SHAPES
-        ]
+        return standard_cases(self, kind, ACCURACY_SHAPES, PERFORMANCE_SHAPES)
 
     def make_inputs(self, case: Case, device: torch.device, seed: int = 0) -> Tensors:
         b, n, d, t = (case.shape[k] for k in self.shape_keys)

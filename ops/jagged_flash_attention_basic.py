@@ -27,6 +27,7 @@ from .jagged import (
 from .ports import load_port
 from .spec import (
     MULTIBUFFER,
+    SHORT_DTYPE,
     Case,
     CaseKind,
     Config,
@@ -41,7 +42,6 @@ from .spec import (
 )
 
 NAME = "jagged_flash_attention_basic"
-SHORT_DTYPE = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
 
 BLOCK_M = Tunable("BLOCK_M", pow2_range(16, 128))
 BLOCK_N = Tunable("BLOCK_N", pow2_range(16, 128))

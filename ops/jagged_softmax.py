@@ -15,10 +15,11 @@ import torch
 
 from autotuner.upstream import load
 
-from .jagged import case_offsets, effective_lengths, skewed_lengths, total_rows
+from .jagged import case_offsets, effective_lengths, standard_cases, total_rows
 from .ports import load_port
 from .spec import (
     MULTIBUFFER,
+    SHORT_DTYPE,
     Case,
     CaseKind,
     Config,
@@ -33,7 +34,6 @@ from .spec import (
 )
 
 NAME = "jagged_softmax"
-SHORT_DTYPE = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
 UPSTREAM_FILE = "sll/triton/triton_jagged_softmax.py"
 UPSTREAM_SHA256 = "a1d37ae9718f73955698c677e05441b2876952d6e91082c3a4e80fb6908dad8e"
 #: fp32 elements of a [BLOCK_L, BLOCK_D] tile one CUDA thread may hold before the kernel spills
@@ -184,19 +184,7 @@ class JaggedSoftmaxOp(OpSpec):
         return Case(NAME, name, dict(shape), dtype, tuple(lengths), kind, offsets)
 
     def cases(self, kind: CaseKind) -> list[Case]:
-        keys = self.shape_keys
-        if kind == "accuracy":
-            return [
-                self.make_case(dict(zip(keys, (b, n, d), strict=True)), dtype, lengths, kind)
-                for b, n, d, lengths in ACCURACY_SHAPES
-                for dtype in self.dtypes
-            ]
-        return [
-            self.make_case(
-                dict(zip(keys, (b, n, d), strict=True)), dtype, skewed_lengths(b, n), kind
-            )
-            for b, n, d, dtype in PERFORMANCE_SHAPES
-        ]
+        return standard_cases(self, kind, ACCURACY_SHAPES, PERFORMANCE_SHAPES)
 
     def make_inputs(self, case: Case, device: torch.device, seed: int = 0) -> Tensors:
         gen = torch.Generator().manual_seed(zlib.crc32(case.name.encode()) + seed)

@@ -15,7 +15,7 @@ import torch
 
 from autotuner.upstream import load
 
-from .jagged import case_offsets, pad_rows, skewed_lengths, unpad_rows
+from .jagged import case_offsets, pad_rows, standard_cases, unpad_rows
 from .jagged_flash_attention_basic import (  # the same tiles: one head per program
     BLOCK_M,
     BLOCK_N,
@@ -34,6 +34,7 @@ from .jagged_flash_attention_basic import (  # the same tiles: one head per prog
 from .ports import load_port
 from .spec import (
     MULTIBUFFER,
+    SHORT_DTYPE,
     Case,
     CaseKind,
     Config,
@@ -48,7 +49,6 @@ from .spec import (
 )
 
 NAME = "multi_head_jagged_flash_attention"
-SHORT_DTYPE = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
 
 
 def _m_blocks(config: Config, case: Case) -> tuple[int, int]:
@@ -180,19 +180,7 @@ class MultiHeadJaggedFlashAttention(OpSpec):
         return Case(NAME, name, dict(shape), dtype, tuple(lengths), kind, offsets)
 
     def cases(self, kind: CaseKind) -> list[Case]:
-        keys = self.shape_keys
-        if kind == "accuracy":
-            return [
-                self.make_case(dict(zip(keys, (b, h, n, d), strict=True)), dtype, lengths, kind)
-                for b, h, n, d, lengths in ACCURACY_SHAPES
-                for dtype in self.dtypes
-            ]
-        return [
-            self.make_case(
-                dict(zip(keys, (b, h, n, d), strict=True)), dtype, skewed_lengths(b, n), kind
-            )
-            for b, h, n, d, dtype in PERFORMANCE_SHAPES
-        ]
+        return standard_cases(self, kind, ACCURACY_SHAPES, PERFORMANCE_SHAPES)
 
     def make_inputs(self, case: Case, device: torch.device, seed: int = 0) -> Tensors:
         h, d = case.shape["H"], case.shape["D"]

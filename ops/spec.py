@@ -25,7 +25,9 @@ DTYPES: dict[str, torch.dtype] = {
     "float16": torch.float16,
     "bfloat16": torch.bfloat16,
 }
-DTYPE_ALIASES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "half": "float16"}
+#: Dtype names as case names spell them (`b4_n16_d40_fp32`).
+SHORT_DTYPE = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
+DTYPE_ALIASES = {short: name for name, short in SHORT_DTYPE.items()} | {"half": "float16"}
 
 
 def canonical_dtype(name: str) -> str:
