@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import math
+import statistics
 
 from sqlalchemy import select
 
@@ -21,9 +21,7 @@ def history_rows(db: Database, op: str, soc: str | None) -> list[tuple[str, str,
                 for e in version.entries.values()
                 if e.get("speedup_over_default")
             ]
-            geomean = (
-                math.exp(sum(math.log(x) for x in speedups) / len(speedups)) if speedups else None
-            )
+            geomean = statistics.geometric_mean(speedups) if speedups else None
             rows.append(
                 (
                     version.soc,

@@ -46,10 +46,6 @@ def ceilings(backend: Backend) -> dict[str, float]:
     return out
 
 
-def geomean(values: list[float]) -> float:
-    return math.exp(statistics.fmean(math.log(v) for v in values)) if values else math.nan
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--soc", required=True)
@@ -101,8 +97,8 @@ def main() -> None:
                     for e in version.entries.values()
                     if e.get("speedup_over_default")
                 ]
-    print(f"\nGeometric mean of frozen over default: {geomean(part_speedups):.3f}x over "
-          f"{len(part_speedups)} (op, case, part) baselines; {geomean(kernel_speedups):.3f}x over "
+    print(f"\nGeometric mean of frozen over default: {statistics.geometric_mean(part_speedups) if part_speedups else math.nan:.3f}x over "
+          f"{len(part_speedups)} (op, case, part) baselines; {statistics.geometric_mean(kernel_speedups) if kernel_speedups else math.nan:.3f}x over "
           f"{len(kernel_speedups)} (kernel, case) verdicts, worst {min(kernel_speedups, default=math.nan):.3f}x.")  # fmt: skip
 
 
