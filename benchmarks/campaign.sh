@@ -10,8 +10,11 @@
 #                                           # frozen configs and show on GPU 0, while GPU 1
 #                                           # verifies every op with the frozen configs
 #
-#   benchmarks/campaign.sh SOC WORK ops OP...  # more ops, alternately on GPU 0 and 1: verify,
-#                                           # tune while time lasts; freeze M1, baselines, roofline
+#   benchmarks/campaign.sh SOC WORK ops OP...  # more ops, alternately on GPU 0 and 1: verify
+#                                           # (VERIFY=0 skips it), tune while time lasts, freeze M1
+#   benchmarks/campaign.sh SOC WORK report OP...  # alternately on GPU 0 and 1: baselines (upstream,
+#                                           # default, frozen), verify on the performance cases;
+#                                           # then the roofline of every baseline in the database
 #
 # All steps share WORK/campaign.db: the benchmark's search phase is the campaign's `autotune run
 # --trials 25%` (same seed, same budget), so the later runs resume it instead of repeating it.
@@ -29,7 +32,12 @@ tune() {  # GPU, op
   CUDA_VISIBLE_DEVICES=$1 python3 -m autotuner run --op "$2" --soc "$soc" --trials 25% --quiet
 }
 ops=(jagged_dense_flash_attention jagged_to_padded_dense dense_to_jagged)
-if [ "$step" = ops ]; then ops=("${@:4}"); fi
+if [ "$step" = ops ] || [ "$step" = report ]; then ops=("${@:4}"); fi
+even=(); odd=(); for i in "${!ops[@]}"; do  # the two GPUs' lanes
+  if (( i % 2 )); then odd+=("${ops[$i]}"); else even+=("${ops[$i]}"); fi
+done
+even_args=(); for op in "${even[@]}"; do even_args+=(--op "$op"); done
+odd_args=(); for op in "${odd[@]}"; do odd_args+=(--op "$op"); done
 op_args=(); for op in "${ops[@]}"; do op_args+=(--op "$op"); done
 case $step in
   search)
@@ -58,13 +66,14 @@ case $step in
     ;;
   ops)
     # Bounded by the clock: verify each lane's ops on their performance cases, then tune them
-    # (TRIALS per study, default 10) until TUNE_UNTIL seconds; then freeze what has verdicts,
-    # baseline every op on both GPUs, and the roofline.
+    # (TRIALS per study, default 10) until TUNE_UNTIL seconds; then freeze what has verdicts.
     begin=$SECONDS
     lane() {  # GPU, ops of this lane
       local gpu=$1; shift
       local args=(); for op in "$@"; do args+=(--op "$op"); done
-      CUDA_VISIBLE_DEVICES=$gpu python3 -m autotuner verify "${args[@]}" --soc "$soc" --cases performance
+      if [ "${VERIFY:-1}" = 1 ]; then
+        CUDA_VISIBLE_DEVICES=$gpu python3 -m autotuner verify "${args[@]}" --soc "$soc" --cases performance
+      fi
       for op in "$@"; do
         local left=$(( ${TUNE_UNTIL:-300} - (SECONDS - begin) ))
         if (( left < 20 )); then echo "not tuned (time): $op"; continue; fi
@@ -72,22 +81,24 @@ case $step in
           --soc "$soc" --trials "${TRIALS:-10}" --quiet || echo "tuning of $op stopped"
       done
     }
-    even=(); odd=(); for i in "${!ops[@]}"; do
-      if (( i % 2 )); then odd+=("${ops[$i]}"); else even+=("${ops[$i]}"); fi
-    done
     lane 0 "${even[@]}" > "$out/ops0.log" 2>&1 &
     lane 1 "${odd[@]}" > "$out/ops1.log" 2>&1 &
     wait
     for op in "${ops[@]}"; do
       python3 -m autotuner freeze --op "$op" --soc "$soc" --label M1 || echo "not frozen: $op"
     done > "$out/ops_freeze.log" 2>&1
-    even_args=(); for op in "${even[@]}"; do even_args+=(--op "$op"); done
-    odd_args=(); for op in "${odd[@]}"; do odd_args+=(--op "$op"); done
-    CUDA_VISIBLE_DEVICES=0 python3 -m autotuner baseline "${even_args[@]}" --soc "$soc" > "$out/baseline0.log" 2>&1 &
-    CUDA_VISIBLE_DEVICES=1 python3 -m autotuner baseline "${odd_args[@]}" --soc "$soc" > "$out/baseline1.log" 2>&1 &
-    wait
-    CUDA_VISIBLE_DEVICES=0 python3 benchmarks/roofline.py --soc "$soc" --db "$db" > "$out/roofline.md" 2>&1
     tar -czf "$out/frozen_files.tar.gz" frozen_configs experimental/triton/atk_test/*/npu_atk_test
     ;;
-  *) echo "step must be search, tune, freeze or ops" >&2; exit 2 ;;
+  report)
+    report() {  # GPU, --op arguments
+      local gpu=$1; shift
+      CUDA_VISIBLE_DEVICES=$gpu python3 -m autotuner baseline "$@" --soc "$soc"
+      CUDA_VISIBLE_DEVICES=$gpu python3 -m autotuner verify "$@" --soc "$soc" --cases performance
+    }
+    report 0 "${even_args[@]}" > "$out/report0.log" 2>&1 &
+    report 1 "${odd_args[@]}" > "$out/report1.log" 2>&1 &
+    wait
+    CUDA_VISIBLE_DEVICES=0 python3 benchmarks/roofline.py --soc "$soc" --db "$db" > "$out/roofline.md" 2>&1
+    ;;
+  *) echo "step must be search, tune, freeze, ops or report" >&2; exit 2 ;;
 esac
