@@ -2,6 +2,8 @@
 
 The timing worker checks and times configs on the device; compile workers (on a GPU) compile
 upcoming configs at the same time, so the timing worker finds them in Triton's on-disk cache.
+Compile workers prepare their cases one at a time: a case's reference can take tens of GiB of
+device memory for a moment, and several at once ran the H200 out of memory.
 """
 
 from __future__ import annotations
@@ -42,7 +44,11 @@ def _compile_only(port) -> None:
             setattr(port, name, CompileOnly(value))
 
 
-def _serve(connection: Connection, soc: str, compile_only: bool) -> None:
+_CONTEXT = mp.get_context("spawn")
+_PREPARING = _CONTEXT.Lock()  # held by a compile worker while it builds a case's tensors
+
+
+def _serve(connection: Connection, soc: str, compile_only: bool, preparing) -> None:
     """The worker's loop: ("prepare", op, kernel, case), ("measure", config), ("samples", config, reps)."""
     import signal
     import warnings
@@ -71,7 +77,11 @@ def _serve(connection: Connection, soc: str, compile_only: bool) -> None:
                     if compile_only:
                         _compile_only(load_port(op))
                     runners.clear()  # one case at a time: its tensors can be large
-                    runners[key] = CaseRunner(backend, op, kernel, case, compile_only)
+                    if compile_only:
+                        with preparing:
+                            runners[key] = CaseRunner(backend, op, kernel, case, compile_only)
+                    else:
+                        runners[key] = CaseRunner(backend, op, kernel, case, compile_only)
                 runner = runners[key]
                 reply: Any = True
             elif kind == "measure":
@@ -106,10 +116,9 @@ class Worker:
         self._start()
 
     def _start(self) -> None:
-        context = mp.get_context("spawn")
-        self.connection, child = context.Pipe()
-        self.process = context.Process(
-            target=_serve, args=(child, self.soc, self.compile_only), daemon=True
+        self.connection, child = _CONTEXT.Pipe()
+        self.process = _CONTEXT.Process(
+            target=_serve, args=(child, self.soc, self.compile_only, _PREPARING), daemon=True
         )
         self.process.start()
         child.close()

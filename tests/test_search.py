@@ -263,3 +263,25 @@ def test_a_share_of_the_space_as_budget(db_url):
     assert len(measured) == record.budget
     sources = [t.user_attrs["source"] for t in sorted(measured, key=lambda t: t.number)]
     assert sources[0] == "default" and "local" in sources
+
+
+def test_a_compile_worker_keeps_only_what_the_kernel_reads():
+    """It drops the reference once the kernel's inputs are built (tens of GiB on big cases), and
+    still compiles, here a backward kernel whose inputs come from the reference."""
+    from autotuner.backends import get_backend
+    from autotuner.measure import CaseRunner
+    from autotuner.workers import Worker
+    from ops import get_op
+
+    spec = get_op("jagged_dense_flash_attention")
+    case = spec.case("b1_n16_d16_t16_fp32")
+    default = spec.kernel("bwd_dk").default(case)
+    prepared = CaseRunner(get_backend("cpu"), spec.name, "bwd_dk", case, compile_only=True)
+    assert prepared.golden == {}
+    assert {"dk"} <= set(prepared.launch(default))
+    worker = Worker("cpu", compile_only=True)
+    try:
+        worker.prepare(spec.name, "bwd_dk", case, timeout=120)
+        assert worker.call(("compile", default), 120)["ok"] is True
+    finally:
+        worker.close()

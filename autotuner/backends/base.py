@@ -85,6 +85,9 @@ class Backend(ABC):
     def versions(self) -> dict[str, str]:
         """Versions of the software stack that produced a number (driver, runtime, compiler)."""
 
+    def release_memory(self) -> None:  # noqa: B027 (a no-op where nothing is cached)
+        """Give the allocator's cached, unused blocks back: other worker processes share the device."""
+
     def flush_l2(self) -> None:  # noqa: B027 (a no-op where there is no cache to flush)
         """Evict the caches between repetitions so each one reads from device memory."""
 

@@ -45,6 +45,9 @@ class CudaBackend(Backend):
     def synchronize(self) -> None:
         torch.cuda.synchronize(self._device)
 
+    def release_memory(self) -> None:
+        torch.cuda.empty_cache()
+
     def flush_l2(self) -> None:
         if self._flush_buffer is None:
             self._flush_buffer = torch.empty(_FLUSH_BYTES, dtype=torch.int8, device=self._device)
