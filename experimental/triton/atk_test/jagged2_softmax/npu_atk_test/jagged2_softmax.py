@@ -112,7 +112,62 @@ def _jagged2_softmax_bwd_kernel(
 
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
 # Launch configs frozen per soc, kernel and case, and the code that picks one at run time.
-FROZEN_CONFIGS = {}
+FROZEN_CONFIGS = {
+    "H200": {
+        "bwd": [
+            {
+                "case": "b1024_n512_dim2_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 1024, "max_seq_len": 512, "dim": 2},
+                "config": {"BLOCK_N": 512, "BLOCK_H": 2, "num_warps": 4, "num_stages": 3},
+            },
+            {
+                "case": "b1024_n512_dim2_fp32",
+                "dtype": "float32",
+                "shape": {"B": 1024, "max_seq_len": 512, "dim": 2},
+                "config": {"BLOCK_N": 512, "BLOCK_H": 2, "num_warps": 4, "num_stages": 3},
+            },
+            {
+                "case": "b2048_n256_dim1_fp16",
+                "dtype": "float16",
+                "shape": {"B": 2048, "max_seq_len": 256, "dim": 1},
+                "config": {"BLOCK_N": 64, "BLOCK_H": 64, "num_warps": 4, "num_stages": 3},
+            },
+            {
+                "case": "b512_n1024_dim1_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 512, "max_seq_len": 1024, "dim": 1},
+                "config": {"BLOCK_N": 64, "BLOCK_H": 32, "num_warps": 2, "num_stages": 4},
+            },
+        ],
+        "fwd": [
+            {
+                "case": "b1024_n512_dim2_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 1024, "max_seq_len": 512, "dim": 2},
+                "config": {"BLOCK_N": 512, "BLOCK_H": 2, "num_warps": 4, "num_stages": 3},
+            },
+            {
+                "case": "b1024_n512_dim2_fp32",
+                "dtype": "float32",
+                "shape": {"B": 1024, "max_seq_len": 512, "dim": 2},
+                "config": {"BLOCK_N": 512, "BLOCK_H": 2, "num_warps": 4, "num_stages": 3},
+            },
+            {
+                "case": "b2048_n256_dim1_fp16",
+                "dtype": "float16",
+                "shape": {"B": 2048, "max_seq_len": 256, "dim": 1},
+                "config": {"BLOCK_N": 64, "BLOCK_H": 64, "num_warps": 4, "num_stages": 3},
+            },
+            {
+                "case": "b512_n1024_dim1_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 512, "max_seq_len": 1024, "dim": 1},
+                "config": {"BLOCK_N": 64, "BLOCK_H": 32, "num_warps": 2, "num_stages": 4},
+            },
+        ],
+    },
+}
 
 _SOC_PATTERNS = (
     ("^Ascend950PR", "950PR"),

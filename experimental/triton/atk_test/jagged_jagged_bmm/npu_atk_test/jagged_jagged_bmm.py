@@ -112,7 +112,160 @@ def _jagged_jagged_bmm_kernel(
 
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
 # Launch configs frozen per soc, kernel and case, and the code that picks one at run time.
-FROZEN_CONFIGS = {}
+FROZEN_CONFIGS = {
+    "H200": {
+        "bwd_dx": [
+            {
+                "case": "b1024_n256_d128_t128_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 1024, "max_seq_len": 256, "D": 128, "T": 128},
+                "config": {
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 128,
+                    "BLOCK_K": 64,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                },
+            },
+            {
+                "case": "b1024_n512_d256_t64_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 1024, "max_seq_len": 512, "D": 256, "T": 64},
+                "config": {
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 128,
+                    "BLOCK_K": 32,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                },
+            },
+            {
+                "case": "b256_n4096_d128_t128_fp16",
+                "dtype": "float16",
+                "shape": {"B": 256, "max_seq_len": 4096, "D": 128, "T": 128},
+                "config": {
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 128,
+                    "BLOCK_K": 64,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                },
+            },
+            {
+                "case": "b512_n1024_d64_t256_fp32",
+                "dtype": "float32",
+                "shape": {"B": 512, "max_seq_len": 1024, "D": 64, "T": 256},
+                "config": {
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 64,
+                    "BLOCK_K": 64,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                },
+            },
+        ],
+        "bwd_dy": [
+            {
+                "case": "b1024_n256_d128_t128_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 1024, "max_seq_len": 256, "D": 128, "T": 128},
+                "config": {
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 128,
+                    "BLOCK_K": 64,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                },
+            },
+            {
+                "case": "b1024_n512_d256_t64_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 1024, "max_seq_len": 512, "D": 256, "T": 64},
+                "config": {
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 64,
+                    "BLOCK_K": 64,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                },
+            },
+            {
+                "case": "b256_n4096_d128_t128_fp16",
+                "dtype": "float16",
+                "shape": {"B": 256, "max_seq_len": 4096, "D": 128, "T": 128},
+                "config": {
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 128,
+                    "BLOCK_K": 64,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                },
+            },
+            {
+                "case": "b512_n1024_d64_t256_fp32",
+                "dtype": "float32",
+                "shape": {"B": 512, "max_seq_len": 1024, "D": 64, "T": 256},
+                "config": {
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 64,
+                    "BLOCK_K": 32,
+                    "num_warps": 2,
+                    "num_stages": 3,
+                },
+            },
+        ],
+        "fwd": [
+            {
+                "case": "b1024_n256_d128_t128_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 1024, "max_seq_len": 256, "D": 128, "T": 128},
+                "config": {
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 128,
+                    "BLOCK_K": 32,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                },
+            },
+            {
+                "case": "b1024_n512_d256_t64_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 1024, "max_seq_len": 512, "D": 256, "T": 64},
+                "config": {
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 64,
+                    "BLOCK_K": 32,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                },
+            },
+            {
+                "case": "b256_n4096_d128_t128_fp16",
+                "dtype": "float16",
+                "shape": {"B": 256, "max_seq_len": 4096, "D": 128, "T": 128},
+                "config": {
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 64,
+                    "BLOCK_K": 64,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                },
+            },
+            {
+                "case": "b512_n1024_d64_t256_fp32",
+                "dtype": "float32",
+                "shape": {"B": 512, "max_seq_len": 1024, "D": 64, "T": 256},
+                "config": {
+                    "BLOCK_M": 32,
+                    "BLOCK_N": 128,
+                    "BLOCK_K": 32,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                },
+            },
+        ],
+    },
+}
 
 _SOC_PATTERNS = (
     ("^Ascend950PR", "950PR"),
