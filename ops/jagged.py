@@ -99,6 +99,16 @@ def unpad_rows(padded: torch.Tensor, offsets: torch.Tensor, total: int) -> torch
     return out
 
 
+def sequence_chunks(
+    offsets: torch.Tensor, per_sequence: int, budget: int = 1 << 27
+) -> list[tuple[int, int]]:
+    """Ranges [i, j) of sequences whose padded intermediates (`per_sequence` elements each) stay
+    within `budget` elements: a reference of the big performance cases needs over 100 GiB at once."""
+    batch = offsets.numel() - 1
+    step = max(1, budget // max(per_sequence, 1))
+    return [(i, min(batch, i + step)) for i in range(0, batch, step)]
+
+
 # -- traffic models (OpSpec.traffic) ----------------------------------------------------------
 #: Bytes of an fp32 element (lse, delta and the fp32 output a backward part is given).
 FP32 = 4

@@ -20,6 +20,7 @@ from .jagged import (
     case_offsets,
     effective_lengths,
     pad_rows,
+    sequence_chunks,
     skewed_lengths,
     total_rows,
     unpad_rows,
@@ -49,6 +50,60 @@ BLOCK_N = Tunable("BLOCK_N", pow2_range(16, 128))
 FWD_BLOCK_D = Tunable("BLOCK_D", pow2_range(16, 256))
 NUM_WARPS = Tunable("num_warps", (2, 4, 8), launch_option=True)
 NUM_STAGES = Tunable("num_stages", (2, 3), launch_option=True)
+
+
+def attention_reference(inputs: Tensors, compute_dtype: torch.dtype, causal: bool) -> Tensors:
+    """Outputs and gradients over [H, sum_L, D] q, k, v and dout, a chunk of sequences at a time
+    (their padded [B, H, n, n] scores are the big part)."""
+    n = int(inputs["max_seq_len"])
+    offsets = inputs["offsets"]
+    q, k, v = (inputs[x].to(compute_dtype).detach().requires_grad_() for x in ("q", "k", "v"))
+    dout = inputs["dout"].to(compute_dtype)
+    heads, total, _ = q.shape
+    out, lse = torch.zeros_like(dout), dout.new_zeros(heads, total)
+    for i, j in sequence_chunks(offsets, heads * n * n):
+        r0, r1 = int(offsets[i]), int(offsets[j])
+        rows = slice(r0, r1)
+        chunk_out, chunk_lse = _padded_attention(
+            q[:, rows], k[:, rows], v[:, rows], offsets[i : j + 1] - r0, n, causal
+        )
+        if chunk_out.requires_grad:  # not where every sequence of the chunk is empty
+            chunk_out.backward(dout[:, rows])
+        out[:, rows], lse[:, rows] = chunk_out.detach(), chunk_lse
+    grads = {
+        name: x.grad if x.grad is not None else torch.zeros_like(x)
+        for name, x in (("dq", q), ("dk", k), ("dv", v))
+    }
+    return {"out": out, "lse": lse, **grads, "delta": (out * dout).sum(-1)}
+
+
+def _padded_attention(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, offsets: torch.Tensor, n: int, causal: bool
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(out [H, L, D], lse [H, L]) of the sequences of `offsets`, through padded [B, H, n, n] scores."""
+    heads, total, d = q.shape
+
+    def padded(x):  # [H, L, D] -> [B, H, n, D]
+        p, mask = pad_rows(x.transpose(0, 1).reshape(total, heads * d), offsets, n)
+        return p.reshape(p.size(0), n, heads, d).transpose(1, 2), mask
+
+    (qp, mask), (kp, _), (vp, _) = padded(q), padded(k), padded(v)
+    s = torch.einsum("bhmd,bhnd->bhmn", qp, kp).masked_fill(~mask[:, None, None, :], float("-inf"))
+    m = s.amax(-1, keepdim=True).detach()
+    m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
+    e = torch.exp(s - m)
+    denom = e.sum(-1, keepdim=True)
+    a = e / torch.where(denom > 0, denom, torch.ones_like(denom)) / n
+    keep = mask[:, None, :, None]
+    if causal:  # upstream's use_mask: keys n >= query m
+        idx = torch.arange(n, device=q.device)
+        keep = keep & (idx[None, :] >= idx[:, None])
+    out_p = torch.einsum("bhmn,bhnd->bhmd", a * keep, vp)
+    lse_p = (m + torch.log(denom)).squeeze(-1).detach()  # [B, H, n]
+    batch = out_p.size(0)
+    out = unpad_rows(out_p.transpose(1, 2).reshape(batch, n, heads * d), offsets, total)
+    lse = unpad_rows(lse_p.transpose(1, 2), offsets, total)
+    return out.reshape(total, heads, d).transpose(0, 1), lse.transpose(0, 1)
 
 
 @dataclass(frozen=True)
@@ -286,38 +341,11 @@ class JaggedFlashAttentionBasic(OpSpec):
         return out
 
     def reference(self, inputs: Tensors, compute_dtype: torch.dtype = torch.float64) -> Tensors:
-        n = int(inputs["max_seq_len"])
-        use_mask = bool(inputs.get("use_mask", torch.tensor(False)))
-        offsets = inputs["offsets"]
-        q, k, v = (inputs[x].to(compute_dtype).detach().requires_grad_() for x in ("q", "k", "v"))
-        total = q.size(0)
-        qp, mask = pad_rows(q, offsets, n)
-        kp, _ = pad_rows(k, offsets, n)
-        vp, _ = pad_rows(v, offsets, n)
-        s = torch.einsum("bmd,bnd->bmn", qp, kp).masked_fill(~mask[:, None, :], float("-inf"))
-        m = s.amax(-1, keepdim=True).detach()
-        m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
-        e = torch.exp(s - m)
-        denom = e.sum(-1, keepdim=True)
-        a = e / torch.where(denom > 0, denom, torch.ones_like(denom)) / n
-        keep = mask[:, :, None]
-        if use_mask:
-            idx = torch.arange(n, device=q.device)
-            keep = keep & (idx[None, None, :] >= idx[None, :, None])
-        out_p = torch.einsum("bmn,bnd->bmd", a * keep, vp)
-        lse_p = (m + torch.log(denom)).squeeze(-1)
-        out = unpad_rows(out_p, offsets, total)
-        lse = unpad_rows(lse_p.detach()[..., None], offsets, total).squeeze(-1)
-        dout = inputs["dout"].to(compute_dtype)
-        out.backward(dout)
-        return {
-            "out": out.detach(),
-            "lse": lse,
-            "dq": q.grad,
-            "dk": k.grad,
-            "dv": v.grad,
-            "delta": (out.detach() * dout).sum(-1),
-        }
+        heads = {name: inputs[name][None] for name in ("q", "k", "v", "dout")}  # one head
+        golden = attention_reference(
+            {**inputs, **heads}, compute_dtype, causal=bool(inputs.get("use_mask", False))
+        )
+        return {name: value[0] for name, value in golden.items()}
 
     def traffic(self, case: Case, part: str) -> tuple[int, int]:
         """self_attention_traffic with one head and the case's use_mask."""

@@ -15,13 +15,14 @@ import torch
 
 from autotuner.upstream import load
 
-from .jagged import case_offsets, pad_rows, standard_cases, unpad_rows
+from .jagged import case_offsets, standard_cases
 from .jagged_flash_attention_basic import (  # the same tiles: one head per program
     BLOCK_M,
     BLOCK_N,
     FWD_BLOCK_D,
     NUM_STAGES,
     NUM_WARPS,
+    attention_reference,
     bwd_stream,
     bwd_tiles,
     fwd_stream,
@@ -201,39 +202,7 @@ class MultiHeadJaggedFlashAttention(OpSpec):
         return out
 
     def reference(self, inputs: Tensors, compute_dtype: torch.dtype = torch.float64) -> Tensors:
-        n = int(inputs["max_seq_len"])
-        offsets = inputs["offsets"]
-        q, k, v = (inputs[x].to(compute_dtype).detach().requires_grad_() for x in ("q", "k", "v"))
-        heads, total, d = q.shape
-
-        def padded(x):  # [H, sum_L, D] -> [B, H, n, D]
-            p, mask = pad_rows(x.transpose(0, 1).reshape(total, heads * d), offsets, n)
-            return p.reshape(p.size(0), n, heads, d).transpose(1, 2), mask
-
-        (qp, mask), (kp, _), (vp, _) = padded(q), padded(k), padded(v)
-        s = torch.einsum("bhmd,bhnd->bhmn", qp, kp)
-        s = s.masked_fill(~mask[:, None, None, :], float("-inf"))
-        m = s.amax(-1, keepdim=True).detach()
-        m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
-        e = torch.exp(s - m)
-        denom = e.sum(-1, keepdim=True)
-        a = e / torch.where(denom > 0, denom, torch.ones_like(denom)) / n
-        out_p = torch.einsum("bhmn,bhnd->bhmd", a * mask[:, None, :, None], vp)
-        lse_p = (m + torch.log(denom)).squeeze(-1).detach()  # [B, H, n]
-        batch = out_p.size(0)
-        out_j = unpad_rows(out_p.transpose(1, 2).reshape(batch, n, heads * d), offsets, total)
-        out = out_j.reshape(total, heads, d).transpose(0, 1).contiguous()
-        lse = unpad_rows(lse_p.transpose(1, 2), offsets, total).transpose(0, 1).contiguous()
-        dout = inputs["dout"].to(compute_dtype)
-        out.backward(dout)
-        return {
-            "out": out.detach(),
-            "lse": lse,
-            "dq": q.grad,
-            "dk": k.grad,
-            "dv": v.grad,
-            "delta": (out.detach() * dout).sum(-1),
-        }
+        return attention_reference(inputs, compute_dtype, causal=False)
 
     def traffic(self, case: Case, part: str) -> tuple[int, int]:
         """self_attention_traffic over H heads, no mask."""

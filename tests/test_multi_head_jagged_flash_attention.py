@@ -60,3 +60,25 @@ def test_edge_semantics(cpu):
     assert load_port(SPEC.name).default_config("bwd", case.shape) == SPEC.kernel("bwd").default(
         case
     )
+
+
+def test_the_reference_in_chunks_of_sequences_equals_it_in_one(cpu, monkeypatch):
+    """The big performance cases compute their golden a few sequences at a time; the split must
+    not change a value (here every chunk is one sequence, against one chunk of all)."""
+    import ops.jagged_flash_attention_basic as basic
+    from ops.jagged import sequence_chunks
+
+    inputs = SPEC.make_inputs(SPEC.case(CASE), cpu.device)
+    whole = SPEC.reference(inputs)
+    chunks = []
+
+    def one_at_a_time(offsets, per_sequence):
+        chunks.append(sequence_chunks(offsets, per_sequence, budget=1))
+        return chunks[-1]
+
+    monkeypatch.setattr(basic, "sequence_chunks", one_at_a_time)
+    split = SPEC.reference(inputs)
+    assert len(chunks[0]) == inputs["offsets"].numel() - 1 > 1
+    assert whole.keys() == split.keys()
+    for name in whole:
+        torch.testing.assert_close(split[name], whole[name], rtol=1e-12, atol=1e-12)
