@@ -229,7 +229,112 @@ def _bwd_kernel(
 
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
 # Launch configs frozen per soc, kernel and case, and the code that picks one at run time.
-FROZEN_CONFIGS = {}
+FROZEN_CONFIGS = {
+    "H200": {
+        "bwd": [
+            {
+                "case": "b1024_n256_d128_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 1024, "max_seq_len": 256, "D": 128},
+                "config": {"BLOCK_M": 32, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3},
+            },
+            {
+                "case": "b2048_n256_d256_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 2048, "max_seq_len": 256, "D": 256},
+                "config": {"BLOCK_M": 32, "BLOCK_N": 32, "num_warps": 4, "num_stages": 3},
+            },
+            {
+                "case": "b256_n2048_d128_fp16_mask",
+                "dtype": "float16",
+                "shape": {"B": 256, "max_seq_len": 2048, "D": 128},
+                "config": {"BLOCK_M": 32, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3},
+            },
+            {
+                "case": "b512_n1024_d64_fp32_mask",
+                "dtype": "float32",
+                "shape": {"B": 512, "max_seq_len": 1024, "D": 64},
+                "config": {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3},
+            },
+        ],
+        "bwd_preprocess": [
+            {
+                "case": "b1024_n256_d128_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 1024, "max_seq_len": 256, "D": 128},
+                "config": {"BLOCK_M": 32, "BLOCK_D": 128, "num_warps": 4},
+            },
+            {
+                "case": "b2048_n256_d256_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 2048, "max_seq_len": 256, "D": 256},
+                "config": {"BLOCK_M": 16, "BLOCK_D": 128, "num_warps": 4},
+            },
+            {
+                "case": "b256_n2048_d128_fp16_mask",
+                "dtype": "float16",
+                "shape": {"B": 256, "max_seq_len": 2048, "D": 128},
+                "config": {"BLOCK_M": 32, "BLOCK_D": 128, "num_warps": 4},
+            },
+            {
+                "case": "b512_n1024_d64_fp32_mask",
+                "dtype": "float32",
+                "shape": {"B": 512, "max_seq_len": 1024, "D": 64},
+                "config": {"BLOCK_M": 32, "BLOCK_D": 32, "num_warps": 4},
+            },
+        ],
+        "fwd": [
+            {
+                "case": "b1024_n256_d128_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 1024, "max_seq_len": 256, "D": 128},
+                "config": {
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 32,
+                    "BLOCK_D": 32,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                },
+            },
+            {
+                "case": "b2048_n256_d256_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 2048, "max_seq_len": 256, "D": 256},
+                "config": {
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 32,
+                    "BLOCK_D": 32,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                },
+            },
+            {
+                "case": "b256_n2048_d128_fp16_mask",
+                "dtype": "float16",
+                "shape": {"B": 256, "max_seq_len": 2048, "D": 128},
+                "config": {
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 32,
+                    "BLOCK_D": 32,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                },
+            },
+            {
+                "case": "b512_n1024_d64_fp32_mask",
+                "dtype": "float32",
+                "shape": {"B": 512, "max_seq_len": 1024, "D": 64},
+                "config": {
+                    "BLOCK_M": 128,
+                    "BLOCK_N": 32,
+                    "BLOCK_D": 32,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                },
+            },
+        ],
+    },
+}
 
 _SOC_PATTERNS = (
     ("^Ascend950PR", "950PR"),

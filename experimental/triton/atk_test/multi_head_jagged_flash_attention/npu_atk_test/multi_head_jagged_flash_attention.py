@@ -249,7 +249,112 @@ def _bwd_kernel(
 
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
 # Launch configs frozen per soc, kernel and case, and the code that picks one at run time.
-FROZEN_CONFIGS = {}
+FROZEN_CONFIGS = {
+    "H200": {
+        "bwd": [
+            {
+                "case": "b1024_h2_n256_d64_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 1024, "H": 2, "max_seq_len": 256, "D": 64},
+                "config": {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3},
+            },
+            {
+                "case": "b2048_h2_n256_d128_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 2048, "H": 2, "max_seq_len": 256, "D": 128},
+                "config": {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2},
+            },
+            {
+                "case": "b256_h2_n2048_d128_fp16",
+                "dtype": "float16",
+                "shape": {"B": 256, "H": 2, "max_seq_len": 2048, "D": 128},
+                "config": {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2},
+            },
+            {
+                "case": "b512_h4_n512_d64_fp32",
+                "dtype": "float32",
+                "shape": {"B": 512, "H": 4, "max_seq_len": 512, "D": 64},
+                "config": {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2},
+            },
+        ],
+        "bwd_preprocess": [
+            {
+                "case": "b1024_h2_n256_d64_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 1024, "H": 2, "max_seq_len": 256, "D": 64},
+                "config": {"BLOCK_M": 32, "BLOCK_D": 32, "num_warps": 4},
+            },
+            {
+                "case": "b2048_h2_n256_d128_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 2048, "H": 2, "max_seq_len": 256, "D": 128},
+                "config": {"BLOCK_M": 16, "BLOCK_D": 64, "num_warps": 4},
+            },
+            {
+                "case": "b256_h2_n2048_d128_fp16",
+                "dtype": "float16",
+                "shape": {"B": 256, "H": 2, "max_seq_len": 2048, "D": 128},
+                "config": {"BLOCK_M": 16, "BLOCK_D": 64, "num_warps": 4},
+            },
+            {
+                "case": "b512_h4_n512_d64_fp32",
+                "dtype": "float32",
+                "shape": {"B": 512, "H": 4, "max_seq_len": 512, "D": 64},
+                "config": {"BLOCK_M": 32, "BLOCK_D": 32, "num_warps": 4},
+            },
+        ],
+        "fwd": [
+            {
+                "case": "b1024_h2_n256_d64_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 1024, "H": 2, "max_seq_len": 256, "D": 64},
+                "config": {
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 32,
+                    "BLOCK_D": 64,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                },
+            },
+            {
+                "case": "b2048_h2_n256_d128_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 2048, "H": 2, "max_seq_len": 256, "D": 128},
+                "config": {
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 32,
+                    "BLOCK_D": 128,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                },
+            },
+            {
+                "case": "b256_h2_n2048_d128_fp16",
+                "dtype": "float16",
+                "shape": {"B": 256, "H": 2, "max_seq_len": 2048, "D": 128},
+                "config": {
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 32,
+                    "BLOCK_D": 128,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                },
+            },
+            {
+                "case": "b512_h4_n512_d64_fp32",
+                "dtype": "float32",
+                "shape": {"B": 512, "H": 4, "max_seq_len": 512, "D": 64},
+                "config": {
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 32,
+                    "BLOCK_D": 64,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                },
+            },
+        ],
+    },
+}
 
 _SOC_PATTERNS = (
     ("^Ascend950PR", "950PR"),
