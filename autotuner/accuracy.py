@@ -40,8 +40,8 @@ class Errors:
 
 
 def measure(actual: torch.Tensor, golden: torch.Tensor, dtype: str) -> Errors:
-    a = actual.detach().to("cpu", torch.float64).flatten()
-    g = golden.detach().to("cpu", torch.float64).flatten()
+    g = golden.detach().to(torch.float64).flatten()  # on the golden's device
+    a = actual.detach().to(g.device, torch.float64).flatten()
     if a.shape != g.shape:
         raise ValueError(f"output has {a.numel()} elements, golden {g.numel()}")
     finite = bool(torch.isfinite(a[torch.isfinite(g)]).all())

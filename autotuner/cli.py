@@ -254,6 +254,13 @@ def run(
     timeout: Annotated[
         float, typer.Option(help="Seconds a trial may take before its worker is replaced.")
     ] = 300.0,
+    restart: Annotated[
+        bool,
+        typer.Option(
+            "--restart",
+            help="Discard the selected studies' trials and verdicts first and search them again.",
+        ),
+    ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No live display and no table.")] = False,
 ) -> None:
     """Search launch configs: one Optuna study per (kernel, case, soc), every trial logged."""
@@ -300,7 +307,7 @@ def run(
     try:
         with progress:
             records = runner.run(op, soc, kernels=kernel, cases=case, trials=_parse_trials(trials), db_url=url, seed=seed,
-                                 timeout_s=timeout, on_study=on_study, on_progress=on_progress)  # fmt: skip
+                                 timeout_s=timeout, restart=restart, on_study=on_study, on_progress=on_progress)  # fmt: skip
     except KeyboardInterrupt:
         err_console.print(
             "interrupted: the database is consistent; run the same command again to resume"

@@ -1,7 +1,10 @@
 """Inside a worker process: run one kernel config on one case, check it, time it.
 
 Correctness comes first: a config whose output disagrees with the float64 reference is a failed
-trial ("wrong_result"), whatever its speed. The other failure categories: "compile" (the compiler
+trial ("wrong_result"), whatever its speed. It must pass twice: a norm-wise relative error within
+the op's tolerance, and element by element what `autotune verify` asks with the kernel's default
+config as second reference (the CANN dual-reference ratios, else the single-reference thresholds),
+so that a few far-off elements, which a norm hides, fail the trial and not a later verify. The other failure categories: "compile" (the compiler
 rejected the config), "resource" (out of shared memory, registers or device memory),
 "ub_overflow" (Ascend: tiles over the unified buffer), "runtime" (any other error), and, set by
 the parent, "timeout" and "crash" (the worker was replaced).
@@ -19,6 +22,7 @@ import torch
 from ops import get_op
 from ops.spec import Case, Config
 
+from .accuracy import Errors, judge, measure
 from .backends import Backend, Timing
 
 
@@ -97,6 +101,39 @@ class CaseRunner:
         if compile_only:  # it never checks results: keep only what the kernel reads
             self.golden = {}
         backend.release_memory()
+        self.default_errors: dict[str, Errors] | None = None
+        if not compile_only:
+            self.default_errors = self._default_errors()
+
+    def _default_errors(self) -> dict[str, Errors] | None:
+        """Element-wise errors of the default config: the second reference of every trial;
+        None where the default cannot run here (an Ascend grid limit, say)."""
+        try:
+            outputs = self.launch(self.kernel.default(self.case))
+            self.backend.synchronize()
+        except Exception:  # noqa: BLE001 - then trials are judged by the norm alone
+            return None
+        return self.element_errors(outputs)
+
+    def element_errors(self, outputs: dict[str, torch.Tensor]) -> dict[str, Errors]:
+        return {
+            name: measure(
+                self.spec.comparable(name, outputs[name], self.inputs),
+                self.spec.comparable(name, self.golden[name], self.inputs),
+                self.case.dtype,
+            )
+            for name in self.kernel.outputs
+        }
+
+    def element_failure(self, outputs: dict[str, torch.Tensor]) -> str:
+        """Why the outputs fail verify's standard against the default config's; "" if they pass."""
+        if self.default_errors is None:
+            return ""
+        for name, errors in self.element_errors(outputs).items():
+            verdict = judge(errors, self.default_errors[name], self.case.dtype, "L0")
+            if not verdict.passed:
+                return f"{name} against the default config: {verdict.reason}"
+        return ""
 
     def launch(self, config: Config) -> dict[str, torch.Tensor]:
         return self.spec.launch(self.kernel.name, self.kernel_inputs, config)
@@ -129,6 +166,9 @@ class CaseRunner:
         if not error <= self.tolerance:
             message = f"relative error {error:.3g} over the {self.case.dtype} tolerance {self.tolerance:g}"
             return Outcome(False, "wrong_result", message, compile_s=compile_s, error=error)
+        failure = self.element_failure(outputs)
+        if failure:
+            return Outcome(False, "wrong_result", failure, compile_s=compile_s, error=error)
         timing: Timing = self.backend.time(lambda: self.launch(config))
         return Outcome(True, timing=timing.as_dict(), compile_s=compile_s, error=error)
 

@@ -19,7 +19,7 @@ from . import interrupts
 from .backends import Backend, get_backend
 from .environment import environment
 from .errors import UserError
-from .search import Plan, Progress, Settings, Study
+from .search import Plan, Progress, Settings, Study, discard_study
 from .settings import settings as app_settings
 from .workers import Worker
 
@@ -70,6 +70,7 @@ def run(
     db_url: str,
     seed: int,
     timeout_s: float,
+    restart: bool = False,
     on_study: Callable[[Plan], None] | None = None,
     on_progress: Callable[[Progress], None] | None = None,
 ) -> list[StudyRecord]:
@@ -117,6 +118,8 @@ def run(
                         backend.limits,
                         trials,
                     )
+                    if restart:
+                        discard_study(db, plan.name)
                     if on_study:
                         on_study(plan)
                     results.append(

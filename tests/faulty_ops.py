@@ -1,4 +1,5 @@
-"""A test-only op whose configs fail on purpose: one crashes its process, one hangs, one is wrong.
+"""A test-only op whose configs fail on purpose: one crashes its process, one hangs, one is wrong,
+one is wrong in a few small elements only (within the norm-wise tolerance).
 
 Loaded through AUTOTUNE_OPS_MODULES; `install(root)` writes its port file under AUTOTUNE_ROOT.
 """
@@ -13,7 +14,7 @@ from ops.ports import load_port
 from ops.spec import Case, KernelSpec, OpSpec, Tunable, Upstream
 
 NAME = "faulty_scale"
-CRASH, HANG, WRONG = 64, 128, 32
+CRASH, HANG, WRONG, FEW_OFF = 64, 128, 32, 1024
 
 PORT = f"""
 import os
@@ -26,11 +27,13 @@ import triton.language as tl
 
 
 @triton.jit
-def _scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr, WRONG: tl.constexpr):
+def _scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr, WRONG: tl.constexpr, FEW_OFF: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     y = tl.load(x_ptr + offs, mask=offs < n) * 2.0
     if WRONG:
         y = y + 1.0
+    if FEW_OFF:
+        y = tl.where(tl.abs(y) < 0.05, y * 1.01, y)
     tl.store(y_ptr + offs, y, mask=offs < n)
 
 
@@ -41,7 +44,7 @@ def scale(x, config):
     if block == {HANG}:
         time.sleep(3600)
     y = torch.empty_like(x)
-    _scale_kernel[(triton.cdiv(x.numel(), block),)](x, y, x.numel(), BLOCK=block, WRONG=block == {WRONG})
+    _scale_kernel[(triton.cdiv(x.numel(), block),)](x, y, x.numel(), BLOCK=block, WRONG=block == {WRONG}, FEW_OFF=block == {FEW_OFF})
     return y
 """
 
@@ -68,7 +71,7 @@ class FaultyScale(OpSpec):
         KernelSpec(
             name="fwd",
             tunables=(
-                Tunable("BLOCK", (16, 32, 64, 128, 256, 512)),
+                Tunable("BLOCK", (16, 32, 64, 128, 256, 512, FEW_OFF)),
                 Tunable("num_warps", (4,), launch_option=True),
             ),
             outputs=("y",),

@@ -9,7 +9,7 @@ import time
 import optuna
 import pytest
 from optuna.trial import TrialState
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from autotuner import runner
 from autotuner.errors import UserError
@@ -129,6 +129,10 @@ def test_crash_hang_and_wrong_results_are_recorded_failures(db_url, faulty):
         wrong.user_attrs["category"] == "wrong_result"
         and "relative error" in wrong.user_attrs["message"]
     )
+    few_off = by_block[faulty_ops.FEW_OFF]
+    assert few_off.user_attrs["error"] < faulty.tolerance["float32"]  # the norm would pass it
+    assert few_off.user_attrs["category"] == "wrong_result"
+    assert few_off.user_attrs["message"].startswith("y against the default config: MARE ratio inf")
     assert by_block[256].user_attrs["category"] == "infeasible"
     assert by_block[256].user_attrs["message"] == "BLOCK 256 is excluded by this test"
     assert {b for b, t in by_block.items() if t.state == TrialState.COMPLETE} == {16, 512}
@@ -285,3 +289,19 @@ def test_a_compile_worker_keeps_only_what_the_kernel_reads():
         assert worker.call(("compile", default), 120)["ok"] is True
     finally:
         worker.close()
+
+
+def test_restart_searches_the_selected_studies_again(db_url):
+    (first,) = tune(db_url, trials=4)
+    before = trials_of(db_url, first.name)
+    (again,) = tune(db_url, trials=4, restart=True)
+    after = trials_of(db_url, again.name)
+    assert again.name == first.name
+    assert again.verdict is not None
+    assert len(after) == len(before)  # started over, not added to
+    assert min(t.datetime_start for t in after) >= max(t.datetime_complete for t in before)
+    with open_database(db_url).sessions() as session:
+        assert session.scalar(select(func.count()).select_from(StudyRecord)) == 1
+        assert session.scalar(select(func.count()).select_from(Claim)) == len(
+            session.scalars(select(Claim).where(Claim.study_id == again.id)).all()
+        )
