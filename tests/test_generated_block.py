@@ -100,6 +100,14 @@ def test_launcher_picks_frozen_then_nearest_then_default(tree, cpu):
     )
     assert port._pick_config("fwd", SHAPE, "bfloat16", device, default) == default  # other dtype
     assert port._pick_config("bwd_dk", SHAPE, "float32", device, default) == default  # other kernel
+    lookups = []
+    port._pick, real_pick = (lambda *a: lookups.append(a) or real_pick(*a)), port._pick
+    picked["BLOCK_M"] = -1  # a caller's change does not reach the kept pick
+    for _ in range(3):
+        assert port._pick_config("fwd", near, "float32", device, default) == again
+    assert lookups == []  # kept from the first launch: no lookup (device name, regexes) per launch
+    port._pick_config("fwd", {**near, "B": 96}, "float32", device, default)
+    assert len(lookups) == 1
 
 
 def test_every_attention_launcher_finds_the_config_frozen_for_its_case(tree):

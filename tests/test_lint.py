@@ -119,7 +119,7 @@ def test_performance_json_shape(folder):
 
 def test_hand_edited_generated_block(folder):
     kernel = folder / "npu_atk_test" / f"{OP}.py"
-    edit(kernel, "_WARNED = set()", "_WARNED = set()  # tweaked")
+    edit(kernel, "_PICKED = {}", "_PICKED = {}  # tweaked")
     assert messages(folder) == [
         f"{kernel}: generated block: differs from what `autotune freeze` writes (edited by hand?)"
     ]

@@ -103,7 +103,7 @@ _SOC_PATTERNS = (
 _VENDOR_WORDS = ("NVIDIA", "GeForce", "Tesla", "Quadro")
 _LAUNCH_OPTIONS = {"cuda": ("num_warps", "num_stages"), "npu": ("multibuffer", "num_warps")}
 _DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
-_WARNED = set()
+_PICKED = {}  # (device, kernel, dtype, shape, default) -> config
 
 
 def _soc_of(device):
@@ -131,9 +131,16 @@ def _pick_config(kernel, shape, dtype, device, default):
     """The frozen config of this soc for the case; else the nearest frozen case; else `default`.
 
     Nearest: the same dtype and the smallest sum over the shape keys of |log2(frozen) - log2(asked)|,
-    with a warning once per kernel and shape. No tuning happens at run time.
+    with a warning once per kernel and shape. No tuning happens at run time. Picks are kept per
+    device, kernel, dtype and shape: the launch of a small kernel must not wait for the lookup.
     """
-    soc = _soc_of(device)
+    key = (device, kernel, dtype, tuple(sorted(shape.items())), tuple(sorted(default.items())))
+    if key not in _PICKED:
+        _PICKED[key] = _pick(_soc_of(device), kernel, shape, dtype, default)
+    return dict(_PICKED[key])
+
+
+def _pick(soc, kernel, shape, dtype, default):
     entries = [e for e in FROZEN_CONFIGS.get(soc, {}).get(kernel, []) if e["dtype"] == dtype]
     for entry in entries:
         if entry["shape"] == shape:
@@ -141,14 +148,11 @@ def _pick_config(kernel, shape, dtype, device, default):
     if not entries:
         return dict(default)
     nearest = min(entries, key=lambda e: _shape_distance(e["shape"], shape))
-    key = (soc, kernel, dtype, tuple(sorted(shape.items())))
-    if key not in _WARNED:
-        _WARNED.add(key)
-        warnings.warn(
-            f"{kernel}: no config frozen on {soc} for {shape} {dtype}; "
-            f"using that of the nearest frozen case {nearest['case']}",
-            stacklevel=3,
-        )
+    warnings.warn(
+        f"{kernel}: no config frozen on {soc} for {shape} {dtype}; "
+        f"using that of the nearest frozen case {nearest['case']}",
+        stacklevel=4,
+    )
     return dict(nearest["config"])
 
 
