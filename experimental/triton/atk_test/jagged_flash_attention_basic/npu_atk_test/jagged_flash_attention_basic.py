@@ -236,7 +236,7 @@ FROZEN_CONFIGS = {
                 "case": "b1024_n256_d128_bf16",
                 "dtype": "bfloat16",
                 "shape": {"B": 1024, "max_seq_len": 256, "D": 128},
-                "config": {"BLOCK_M": 32, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3},
+                "config": {"BLOCK_M": 64, "BLOCK_N": 32, "num_warps": 4, "num_stages": 3},
             },
             {
                 "case": "b2048_n256_d256_bf16",
@@ -248,7 +248,7 @@ FROZEN_CONFIGS = {
                 "case": "b256_n2048_d128_fp16_mask",
                 "dtype": "float16",
                 "shape": {"B": 256, "max_seq_len": 2048, "D": 128},
-                "config": {"BLOCK_M": 32, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3},
+                "config": {"BLOCK_M": 64, "BLOCK_N": 32, "num_warps": 4, "num_stages": 3},
             },
             {
                 "case": "b512_n1024_d64_fp32_mask",
@@ -360,7 +360,7 @@ _SOC_PATTERNS = (
 _VENDOR_WORDS = ("NVIDIA", "GeForce", "Tesla", "Quadro")
 _LAUNCH_OPTIONS = {"cuda": ("num_warps", "num_stages"), "npu": ("multibuffer", "num_warps")}
 _DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
-_WARNED = set()
+_PICKED = {}  # (device, kernel, dtype, shape, default) -> config
 
 
 def _soc_of(device):
@@ -388,9 +388,16 @@ def _pick_config(kernel, shape, dtype, device, default):
     """The frozen config of this soc for the case; else the nearest frozen case; else `default`.
 
     Nearest: the same dtype and the smallest sum over the shape keys of |log2(frozen) - log2(asked)|,
-    with a warning once per kernel and shape. No tuning happens at run time.
+    with a warning once per kernel and shape. No tuning happens at run time. Picks are kept per
+    device, kernel, dtype and shape: the launch of a small kernel must not wait for the lookup.
     """
-    soc = _soc_of(device)
+    key = (device, kernel, dtype, tuple(sorted(shape.items())), tuple(sorted(default.items())))
+    if key not in _PICKED:
+        _PICKED[key] = _pick(_soc_of(device), kernel, shape, dtype, default)
+    return dict(_PICKED[key])
+
+
+def _pick(soc, kernel, shape, dtype, default):
     entries = [e for e in FROZEN_CONFIGS.get(soc, {}).get(kernel, []) if e["dtype"] == dtype]
     for entry in entries:
         if entry["shape"] == shape:
@@ -398,14 +405,11 @@ def _pick_config(kernel, shape, dtype, device, default):
     if not entries:
         return dict(default)
     nearest = min(entries, key=lambda e: _shape_distance(e["shape"], shape))
-    key = (soc, kernel, dtype, tuple(sorted(shape.items())))
-    if key not in _WARNED:
-        _WARNED.add(key)
-        warnings.warn(
-            f"{kernel}: no config frozen on {soc} for {shape} {dtype}; "
-            f"using that of the nearest frozen case {nearest['case']}",
-            stacklevel=3,
-        )
+    warnings.warn(
+        f"{kernel}: no config frozen on {soc} for {shape} {dtype}; "
+        f"using that of the nearest frozen case {nearest['case']}",
+        stacklevel=4,
+    )
     return dict(nearest["config"])
 
 
