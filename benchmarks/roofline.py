@@ -8,8 +8,8 @@ fp32 with TF32 allowed, the most an fp32-input kernel can get). Then, per op, pe
 part with both a "port_default" and a "port_frozen" baseline in the database (`autotune
 baseline`), the op's traffic model (`OpSpec.traffic`: bytes it must move, flops it must compute)
 over each time, as a fraction of the ceilings; the larger of the two fractions is the one that
-bounds. Prints Markdown: the ceilings, a table, and geometric means of frozen over default, per
-part and per kernel (the verdicts' re-timed speedups in the newest frozen version).
+bounds. Prints Markdown: the ceilings, a table, and the geometric mean of frozen over default per
+part (per kernel, the verdicts' speedups: benchmarks/frozen_speedups.py).
 """
 
 from __future__ import annotations
@@ -19,12 +19,11 @@ import math
 import statistics
 
 import torch
-from sqlalchemy import select
 
 from autotuner.backends import Backend, get_backend
 from autotuner.baseline import latest
 from ops import all_ops
-from storage import FrozenVersion, open_database
+from storage import open_database
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
@@ -63,7 +62,7 @@ def main() -> None:
           "default: % BW / % FLOP | frozen: % BW / % FLOP |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|---|---|")
     db = open_database(args.db)
-    part_speedups, kernel_speedups = [], []
+    part_speedups = []
     with db.sessions() as session:
         for name, spec in all_ops().items():
             if args.op and name not in args.op:
@@ -86,20 +85,8 @@ def main() -> None:
                     print(f"| {name} | {case.name} | {part} | {moved / 1e6:.1f} | {flops / 1e9:.2f} | "
                           f"{default.median_ms:.4f} | {frozen.median_ms:.4f} | {speedup:.2f}x | "
                           f"{fractions(default.median_ms)} | {fractions(frozen.median_ms)} |")  # fmt: skip
-            version = session.scalars(
-                select(FrozenVersion)
-                .where(FrozenVersion.op == name, FrozenVersion.soc == backend.soc)
-                .order_by(FrozenVersion.id.desc())
-            ).first()
-            if version:
-                kernel_speedups += [
-                    e["speedup_over_default"]
-                    for e in version.entries.values()
-                    if e.get("speedup_over_default")
-                ]
     print(f"\nGeometric mean of frozen over default: {statistics.geometric_mean(part_speedups) if part_speedups else math.nan:.3f}x over "
-          f"{len(part_speedups)} (op, case, part) baselines; {statistics.geometric_mean(kernel_speedups) if kernel_speedups else math.nan:.3f}x over "
-          f"{len(kernel_speedups)} (kernel, case) verdicts, worst {min(kernel_speedups, default=math.nan):.3f}x.")  # fmt: skip
+          f"{len(part_speedups)} (op, case, part) baselines, worst {min(part_speedups, default=math.nan):.3f}x.")  # fmt: skip
 
 
 if __name__ == "__main__":

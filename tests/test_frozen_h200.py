@@ -1,0 +1,35 @@
+"""The committed H200 freeze (issue 6): every kernel and performance case of every op has a frozen
+config whose verdict is no slower than upstream's default, and the summary script reports them."""
+
+import subprocess
+import sys
+
+import pytest
+
+from benchmarks.frozen_speedups import speedups
+from ops import all_ops
+
+from .conftest import ROOT
+
+
+@pytest.mark.parametrize("op", sorted(all_ops()))
+def test_every_kernel_and_case_is_frozen_and_not_slower(op):
+    spec = all_ops()[op]
+    values = speedups(op, "H200")
+    assert len(values) == len(spec.kernels) * len(spec.cases("performance"))
+    assert min(values) >= 1.0
+
+
+def test_the_summary_script():
+    ran = subprocess.run(
+        [sys.executable, "benchmarks/frozen_speedups.py", "--soc", "H200", "--op", "jagged_softmax"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    rows = [line.split("|")[1:-1] for line in ran.stdout.splitlines()[2:]]
+    assert [r[0].strip() for r in rows] == ["jagged_softmax", "all"]
+    assert rows[0][1:] == rows[1][1:] and int(rows[0][1]) == 8 and float(rows[0][3].strip(" x")) > 1
+    missing = subprocess.run(
+        [sys.executable, "benchmarks/frozen_speedups.py", "--soc", "950PR"],
+        cwd=ROOT, capture_output=True, text=True,
+    )  # fmt: skip
+    assert missing.returncode == 1 and missing.stderr.strip() == "no frozen speedups on 950PR"
