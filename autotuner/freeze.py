@@ -213,7 +213,7 @@ def new_texts(spec: OpSpec, soc: str, label: str, entries: list[Entry]) -> dict[
                 "soc": soc,
                 "label": label,
                 "date": date,
-                "frozen": frozen.get(soc, {}),
+                "frozen": dict(sorted(frozen.get(soc, {}).items())),  # as the block lists them
             },
             indent=2,
         )

@@ -232,3 +232,21 @@ def test_two_concurrent_freezes_leave_valid_files(tuned):
     with db.sessions() as session:
         assert len(session.scalars(select(FrozenVersion)).all()) == 1
     assert not freeze(db, SPEC, "cpu", label=None, dry_run=False, force=False).changed
+
+
+def test_frozen_configs_list_kernels_in_one_order_from_the_first_freeze(tree):
+    """The first freeze of a multi-kernel op writes its kernels in the order every later freeze
+    reads back from the block (sorted), so re-freezing does not reorder the file."""
+    from autotuner.freeze import Entry, new_texts
+    from ops import get_op
+
+    spec = get_op("multi_head_jagged_flash_attention")
+    case = spec.cases("performance")[0]
+    numbers = {"tuned_at": "2026-11-30"}
+    entries = [
+        Entry(k.name, case.name, case.dtype, dict(case.shape), k.default(case), numbers)
+        for k in spec.kernels
+    ]
+    assert [e.kernel for e in entries] == ["fwd", "bwd_preprocess", "bwd"]
+    first = json.loads(new_texts(spec, "X1", "M1", entries)[frozen_configs_file("X1", spec.name)])
+    assert list(first["frozen"]) == ["bwd", "bwd_preprocess", "fwd"]
