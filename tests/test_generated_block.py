@@ -106,7 +106,8 @@ def test_launcher_picks_frozen_then_nearest_then_default(tree, cpu):
     for _ in range(3):
         assert port._pick_config("fwd", near, "float32", device, default) == again
     assert lookups == []  # kept from the first launch: no lookup (device name, regexes) per launch
-    port._pick_config("fwd", {**near, "B": 96}, "float32", device, default)
+    with pytest.warns(UserWarning, match="nearest frozen case"):  # a new shape: looked up
+        port._pick_config("fwd", {**near, "B": 96}, "float32", device, default)
     assert len(lookups) == 1
 
 
