@@ -4,10 +4,12 @@ Correctness comes first: a config whose output disagrees with the float64 refere
 trial ("wrong_result"), whatever its speed. It must pass twice: a norm-wise relative error within
 the op's tolerance, and element by element what `autotune verify` asks with the kernel's default
 config as second reference (the CANN dual-reference ratios, else the single-reference thresholds),
-so that a few far-off elements, which a norm hides, fail the trial and not a later verify. The other failure categories: "compile" (the compiler
-rejected the config), "resource" (out of shared memory, registers or device memory),
-"ub_overflow" (Ascend: tiles over the unified buffer), "runtime" (any other error), and, set by
-the parent, "timeout" and "crash" (the worker was replaced).
+so that a few far-off elements, which a norm hides, fail the trial and not a later verify.
+
+The other failure categories: "compile" (the compiler rejected the config), "resource" (out of
+shared memory, registers or device memory), "ub_overflow" (Ascend: tiles over the unified
+buffer), "runtime" (any other error), and, set by the parent, "timeout" and "crash" (the worker
+was replaced).
 """
 
 from __future__ import annotations
@@ -100,10 +102,14 @@ class CaseRunner:
         self.tolerance = self.spec.tolerance_for(case)
         if compile_only:  # it never checks results: keep only what the kernel reads
             self.golden = {}
+        #: Each output's golden as compared, made once for every trial's two checks.
+        self.wanted = {
+            name: self.spec.comparable(name, self.golden[name], self.inputs)
+            for name in self.kernel.outputs
+            if name in self.golden
+        }
         backend.release_memory()
-        self.default_errors: dict[str, Errors] | None = None
-        if not compile_only:
-            self.default_errors = self._default_errors()
+        self.default_errors = None if compile_only else self._default_errors()
 
     def _default_errors(self) -> dict[str, Errors] | None:
         """Element-wise errors of the default config: the second reference of every trial;
@@ -118,11 +124,9 @@ class CaseRunner:
     def element_errors(self, outputs: dict[str, torch.Tensor]) -> dict[str, Errors]:
         return {
             name: measure(
-                self.spec.comparable(name, outputs[name], self.inputs),
-                self.spec.comparable(name, self.golden[name], self.inputs),
-                self.case.dtype,
+                self.spec.comparable(name, outputs[name], self.inputs), want, self.case.dtype
             )
-            for name in self.kernel.outputs
+            for name, want in self.wanted.items()
         }
 
     def element_failure(self, outputs: dict[str, torch.Tensor]) -> str:
@@ -140,9 +144,9 @@ class CaseRunner:
 
     def error(self, outputs: dict[str, torch.Tensor]) -> float:
         worst = 0.0
-        for name in self.kernel.outputs:
+        for name, wanted in self.wanted.items():
             have = self.spec.comparable(name, outputs[name], self.inputs).double()
-            want = self.spec.comparable(name, self.golden[name], self.inputs).to(have.device)
+            want = wanted.to(have.device)
             if not bool(torch.isfinite(have[torch.isfinite(want)]).all()):
                 return float("inf")
             worst = max(worst, float((have - want).norm() / want.norm().clamp_min(1e-30)))

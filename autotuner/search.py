@@ -10,6 +10,7 @@ number of hosts, share a study without measuring a config twice or overrunning t
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import json
 import math
@@ -78,20 +79,16 @@ def optuna_storage(db: Database) -> optuna.storages.RDBStorage:
     return optuna.storages.RDBStorage(db.url, engine_kwargs=engine_kwargs, heartbeat_interval=None)
 
 
-def discard_study(db: Database, name: str) -> bool:
-    """Delete a study's trials, claims and verdict so that the next run starts it over; False if
-    there was none. For when what a trial is judged by changed, not the kernel source."""
+def discard_study(db: Database, name: str) -> None:
+    """Delete a study's trials, claims and verdict, if it has any, so that the next run starts it
+    over. For when what a trial is judged by changed, not the kernel source."""
     with db.sessions() as session:
         record = session.scalar(select(StudyRecord).where(StudyRecord.name == name))
         if record is not None:
-            session.execute(delete(Claim).where(Claim.study_id == record.id))
-            session.delete(record)
+            session.delete(record)  # its claims go with it
             session.commit()
-    try:
+    with contextlib.suppress(KeyError):  # no Optuna study of that name
         optuna.delete_study(study_name=name, storage=optuna_storage(db))
-    except KeyError:
-        return record is not None
-    return True
 
 
 def study_name(op: str, kernel: str, case: Case, soc: str, source_hash: str) -> str:

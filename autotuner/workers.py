@@ -8,6 +8,7 @@ device memory for a moment, and several at once ran the H200 out of memory.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import time
@@ -77,10 +78,7 @@ def _serve(connection: Connection, soc: str, compile_only: bool, preparing) -> N
                     if compile_only:
                         _compile_only(load_port(op))
                     runners.clear()  # one case at a time: its tensors can be large
-                    if compile_only:
-                        with preparing:
-                            runners[key] = CaseRunner(backend, op, kernel, case, compile_only)
-                    else:
+                    with preparing if compile_only else contextlib.nullcontext():
                         runners[key] = CaseRunner(backend, op, kernel, case, compile_only)
                 runner = runners[key]
                 reply: Any = True

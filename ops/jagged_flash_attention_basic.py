@@ -341,9 +341,9 @@ class JaggedFlashAttentionBasic(OpSpec):
         return out
 
     def reference(self, inputs: Tensors, compute_dtype: torch.dtype = torch.float64) -> Tensors:
-        heads = {name: inputs[name][None] for name in ("q", "k", "v", "dout")}  # one head
+        one_head = {name: inputs[name][None] for name in ("q", "k", "v", "dout")}
         golden = attention_reference(
-            {**inputs, **heads}, compute_dtype, causal=bool(inputs.get("use_mask", False))
+            {**inputs, **one_head}, compute_dtype, causal=bool(inputs.get("use_mask", False))
         )
         return {name: value[0] for name, value in golden.items()}
 
