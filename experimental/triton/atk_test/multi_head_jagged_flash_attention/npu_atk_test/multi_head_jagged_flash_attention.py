@@ -380,7 +380,7 @@ _SOC_PATTERNS = (
 _VENDOR_WORDS = ("NVIDIA", "GeForce", "Tesla", "Quadro")
 _LAUNCH_OPTIONS = {"cuda": ("num_warps", "num_stages"), "npu": ("multibuffer", "num_warps")}
 _DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
-_PICKED = {}  # (device, kernel, dtype, shape, default) -> config
+_PICKED = {}  # (device, kernel, dtype, shape) -> config
 
 
 def _soc_of(device):
@@ -410,8 +410,9 @@ def _pick_config(kernel, shape, dtype, device, default):
     Nearest: the same dtype and the smallest sum over the shape keys of |log2(frozen) - log2(asked)|,
     with a warning once per kernel and shape. No tuning happens at run time. Picks are kept per
     device, kernel, dtype and shape: the launch of a small kernel must not wait for the lookup.
+    `default` is the kernel's default for `shape` (`default_config(kernel, shape)`).
     """
-    key = (device, kernel, dtype, tuple(sorted(shape.items())), tuple(sorted(default.items())))
+    key = (device, kernel, dtype, tuple(sorted(shape.items())))
     if key not in _PICKED:
         _PICKED[key] = _pick(_soc_of(device), kernel, shape, dtype, default)
     return dict(_PICKED[key])
