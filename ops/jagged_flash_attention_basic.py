@@ -50,6 +50,13 @@ BLOCK_N = Tunable("BLOCK_N", pow2_range(16, 128))
 FWD_BLOCK_D = Tunable("BLOCK_D", pow2_range(16, 256))
 NUM_WARPS = Tunable("num_warps", (2, 4, 8), launch_option=True)
 NUM_STAGES = Tunable("num_stages", (2, 3), launch_option=True)
+#: bwd_preprocess (delta = rowsum(out * dout)): rows and the D slice per program.
+PRE_TUNABLES = (
+    Tunable("BLOCK_M", pow2_range(16, 256)),
+    Tunable("BLOCK_D", pow2_range(16, 256)),
+    Tunable("num_warps", (1, 2, 4, 8), launch_option=True),
+    MULTIBUFFER,
+)
 
 
 def attention_reference(inputs: Tensors, compute_dtype: torch.dtype, causal: bool) -> Tensors:
@@ -265,12 +272,7 @@ class JaggedFlashAttentionBasic(OpSpec):
         ),
         KernelSpec(
             name="bwd_preprocess",
-            tunables=(
-                Tunable("BLOCK_M", pow2_range(16, 256)),
-                Tunable("BLOCK_D", pow2_range(16, 256)),
-                Tunable("num_warps", (1, 2, 4, 8), launch_option=True),
-                MULTIBUFFER,
-            ),
+            tunables=PRE_TUNABLES,
             outputs=("delta",),
             default=lambda c: {"BLOCK_M": 32, "BLOCK_D": next_d(c), "num_warps": 4},
             grid=_m_blocks,

@@ -22,6 +22,7 @@ from .jagged_flash_attention_basic import (  # the same tiles: one head per prog
     FWD_BLOCK_D,
     NUM_STAGES,
     NUM_WARPS,
+    PRE_TUNABLES,
     attention_reference,
     bwd_stream,
     bwd_tiles,
@@ -42,11 +43,9 @@ from .spec import (
     KernelSpec,
     OpSpec,
     Tensors,
-    Tunable,
     Upstream,
     block_at_most,
     next_pow2,
-    pow2_range,
 )
 
 NAME = "multi_head_jagged_flash_attention"
@@ -146,12 +145,7 @@ class MultiHeadJaggedFlashAttention(OpSpec):
         ),
         KernelSpec(
             name="bwd_preprocess",
-            tunables=(
-                Tunable("BLOCK_M", pow2_range(16, 256)),
-                Tunable("BLOCK_D", pow2_range(16, 256)),
-                Tunable("num_warps", (1, 2, 4, 8), launch_option=True),
-                MULTIBUFFER,
-            ),
+            tunables=PRE_TUNABLES,
             outputs=("delta",),
             default=lambda c: {"BLOCK_M": 32, "BLOCK_D": next_d(c), "num_warps": 4},
             grid=_m_blocks,
