@@ -132,10 +132,7 @@ def record_baselines(
                     source=source,
                     label=frozen.label if source == "port_frozen" else None,
                     configs=configs,
-                    median_ms=timing.median_ms,
-                    p20_ms=timing.p20_ms,
-                    p80_ms=timing.p80_ms,
-                    n=timing.n,
+                    **timing.as_dict(),  # median_ms, p20_ms, p80_ms, n
                     samples=samples,
                     interpreter=backend.is_interpreter,
                     environment=env,

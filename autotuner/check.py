@@ -151,10 +151,7 @@ def check(db: Database, spec: OpSpec, backend: Backend, threshold: float) -> Che
             part=row.part,
             label=frozen.label,
             baseline_id=row.id,
-            median_ms=timing.median_ms,
-            p20_ms=timing.p20_ms,
-            p80_ms=timing.p80_ms,
-            n=timing.n,
+            **timing.as_dict(),  # median_ms, p20_ms, p80_ms, n
             change=outcome.change,
             p_value=outcome.p_value,
             threshold=threshold,
