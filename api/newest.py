@@ -7,6 +7,8 @@ from sqlalchemy.orm import Session, defer
 
 from storage import Baseline, CheckVerdict, FrozenVersion
 
+from .paging import filters
+
 
 def _newest_ids(model, group: tuple, at, *where) -> Select:
     """Ids of the newest row of each group: latest `at`, then highest id (index-friendly)."""
@@ -21,18 +23,9 @@ def _newest_ids(model, group: tuple, at, *where) -> Select:
     )
 
 
-def _filters(model, op: str | None, soc: str | None) -> list:
-    where = []
-    if op:
-        where.append(model.op == op)
-    if soc:
-        where.append(model.soc == soc)
-    return where
-
-
 def frozen_versions(session: Session, op: str | None, soc: str | None) -> list[FrozenVersion]:
     """The newest frozen version of each (op, soc)."""
-    where = _filters(FrozenVersion, op, soc)
+    where = filters(FrozenVersion, op=op, soc=soc)
     ids = (
         select(func.max(FrozenVersion.id))
         .where(*where)
@@ -47,7 +40,7 @@ def baselines(session: Session, op: str | None, soc: str | None) -> list[Baselin
         Baseline,
         (Baseline.op, Baseline.soc, Baseline.case_name, Baseline.part, Baseline.source),
         Baseline.measured_at,
-        *_filters(Baseline, op, soc),
+        *filters(Baseline, op=op, soc=soc),
     )
     query = select(Baseline).where(Baseline.id.in_(ids))
     return list(
@@ -67,7 +60,7 @@ def gpu_baselines(session: Session, op: str | None) -> list[Baseline]:
         Baseline.measured_at,
         Baseline.source == "upstream",
         Baseline.interpreter.is_(False),
-        *_filters(Baseline, op, None),
+        *filters(Baseline, op=op),
     )
     query = select(Baseline).where(Baseline.id.in_(ids))
     newest: dict[tuple[str, str, str], Baseline] = {}
@@ -87,7 +80,7 @@ def checks_query(op: str | None, soc: str | None, only_regressed: bool) -> Selec
         CheckVerdict,
         (CheckVerdict.op, CheckVerdict.soc, CheckVerdict.case_name, CheckVerdict.part),
         CheckVerdict.checked_at,
-        *_filters(CheckVerdict, op, soc),
+        *filters(CheckVerdict, op=op, soc=soc),
     )
     query = select(CheckVerdict).where(CheckVerdict.id.in_(ids))
     if only_regressed:

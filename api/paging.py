@@ -1,4 +1,4 @@
-"""Pages of lists: a query's rows in SQL, or a list already built."""
+"""Pages of lists: a query's rows in SQL, or a list already built; the filters of list queries."""
 
 from __future__ import annotations
 
@@ -30,3 +30,8 @@ def cut(items: list, paging: Paging) -> Page:
         limit=paging.limit,
         offset=paging.offset,
     )
+
+
+def filters(model, **given: str | None) -> list:
+    """`model.<name> == value` for each name whose value is given (not None or empty)."""
+    return [getattr(model, name) == value for name, value in given.items() if value]

@@ -47,11 +47,9 @@ def list_baselines(
     query = (
         select(Baseline)
         .options(defer(Baseline.samples), defer(Baseline.environment))
+        .where(*paging.filters(Baseline, op=op, soc=soc, source=source))
         .order_by(Baseline.measured_at.desc(), Baseline.id.desc())
     )
-    for column, value in ((Baseline.op, op), (Baseline.soc, soc), (Baseline.source, source)):
-        if value:
-            query = query.where(column == value)
     return paging.fetch(session, query, page, BaselineOut)
 
 
@@ -60,10 +58,11 @@ def list_frozen_versions(
     session: SessionDep, page: PagingDep, op: OpFilter = None, soc: SocFilter = None
 ) -> Page[FrozenVersionOut]:
     """Frozen versions, newest first."""
-    query = select(FrozenVersion).order_by(FrozenVersion.id.desc())
-    for column, value in ((FrozenVersion.op, op), (FrozenVersion.soc, soc)):
-        if value:
-            query = query.where(column == value)
+    query = (
+        select(FrozenVersion)
+        .where(*paging.filters(FrozenVersion, op=op, soc=soc))
+        .order_by(FrozenVersion.id.desc())
+    )
     return paging.fetch(session, query, page, FrozenVersionOut)
 
 

@@ -21,12 +21,17 @@ def list_studies(
     session: SessionDep, page: PagingDep, op: OpFilter = None, soc: SocFilter = None
 ) -> Page[StudyOut]:
     """Our study records (op, kernel, case, soc, verdict) with their trials counted by state."""
-    query = select(StudyRecord).order_by(
-        StudyRecord.op, StudyRecord.kernel, StudyRecord.case_name, StudyRecord.soc, StudyRecord.id
+    query = (
+        select(StudyRecord)
+        .where(*paging.filters(StudyRecord, op=op, soc=soc))
+        .order_by(
+            StudyRecord.op,
+            StudyRecord.kernel,
+            StudyRecord.case_name,
+            StudyRecord.soc,
+            StudyRecord.id,
+        )
     )
-    for column, value in ((StudyRecord.op, op), (StudyRecord.soc, soc)):
-        if value:
-            query = query.where(column == value)
     found = paging.fetch(session, query, page, StudyOut)
     counts = trials.state_counts(session, [study.name for study in found.items])
     for study in found.items:
