@@ -29,6 +29,22 @@ SocOption = Annotated[
     str | None,
     typer.Option("--soc", help="cpu (Triton interpreter), a GPU such as H200, or an Ascend soc."),
 ]
+DeviceOption = Annotated[
+    str, typer.Option("--soc", help="The device: a GPU such as H200, an NPU, or cpu.")
+]
+DbOption = Annotated[
+    str | None,
+    typer.Option(help="Database URL (default: AUTOTUNE_DB, else sqlite:///autotune.db)."),
+]
+
+
+def _database(url: str | None):
+    """The database of `--db`, else of the settings (AUTOTUNE_DB, else sqlite:///autotune.db)."""
+    from storage import open_database
+
+    from .settings import settings
+
+    return open_database(url or settings().db)
 
 
 def _quiet_interpreter() -> None:
@@ -246,10 +262,7 @@ def run(
             help="Measured configs per study: a number, or a share of the feasible space such as 25%."
         ),
     ] = "48",
-    db: Annotated[
-        str | None,
-        typer.Option(help="Database URL (default: AUTOTUNE_DB, else sqlite:///autotune.db)."),
-    ] = None,
+    db: DbOption = None,
     seed: Annotated[int, typer.Option(help="Seed of the sampler.")] = 0,
     timeout: Annotated[
         float, typer.Option(help="Seconds a trial may take before its worker is replaced.")
@@ -321,21 +334,16 @@ def run(
 
 @app.command()
 def status(
-    db: Annotated[
-        str | None,
-        typer.Option(help="Database URL (default: AUTOTUNE_DB, else sqlite:///autotune.db)."),
-    ] = None,
+    db: DbOption = None,
     op: Annotated[str | None, typer.Option(help="Only this op.")] = None,
     soc: SocOption = None,
 ) -> None:
     """Studies with trial counts by state, best config and speedup over the default."""
-    from storage import open_database
 
     from .report import summarize
-    from .settings import settings
     from .socs import is_npu_soc
 
-    summaries = summarize(open_database(db or settings().db), op=op, soc=soc)
+    summaries = summarize(_database(db), op=op, soc=soc)
     if not summaries:
         console.print("no studies yet")
         return
@@ -369,25 +377,18 @@ def freeze(
             "--force", help="Freeze studies with fewer completed trials than the minimum."
         ),
     ] = False,
-    db: Annotated[
-        str | None,
-        typer.Option(help="Database URL (default: AUTOTUNE_DB, else sqlite:///autotune.db)."),
-    ] = None,
+    db: DbOption = None,
 ) -> None:
     """Write each study's verified winner into the kernel file, the performance json and frozen_configs/."""
     from ops import get_op
-    from storage import open_database
 
     from .freeze import freeze as run_freeze
-    from .settings import settings
     from .socs import KNOWN_SOCS
 
     spec = get_op(op)
     if soc not in KNOWN_SOCS:
         raise UserError(f"unknown soc {soc!r}; known socs: {', '.join(KNOWN_SOCS)}")
-    result = run_freeze(
-        open_database(db or settings().db), spec, soc, label=label, dry_run=dry_run, force=force
-    )
+    result = run_freeze(_database(db), spec, soc, label=label, dry_run=dry_run, force=force)
     if dry_run:
         console.print(result.diff() or "no change", markup=False, highlight=False, soft_wrap=True)
         return
@@ -409,30 +410,23 @@ def freeze(
 @app.command()
 def baseline(
     op: Annotated[list[str], typer.Option("--op", help="Op name (repeatable).")],
-    soc: Annotated[
-        str, typer.Option("--soc", help="The device: a GPU such as H200, an NPU, or cpu.")
-    ],
+    soc: DeviceOption,
     case: Annotated[
         list[str] | None, typer.Option("--case", help="Only these cases (repeatable).")
     ] = None,
-    db: Annotated[
-        str | None,
-        typer.Option(help="Database URL (default: AUTOTUNE_DB, else sqlite:///autotune.db)."),
-    ] = None,
+    db: DbOption = None,
 ) -> None:
     """Time upstream (the GPU baseline on a GPU), the port's default and its frozen configs."""
     from ops import get_op
-    from storage import open_database
 
     from .backends import get_backend
     from .baseline import cases_for, record_baselines
-    from .settings import settings
 
     specs = [get_op(name) for name in op]
     backend = get_backend(soc)
     if backend.is_interpreter:
         _quiet_interpreter()
-    database = open_database(db or settings().db)
+    database = _database(db)
     table = Table(
         title=f"baselines on {backend.describe()}"
         + (" (interpreter times)" if backend.is_interpreter else "")
@@ -462,13 +456,8 @@ def baseline(
 @app.command()
 def check(
     op: Annotated[str, typer.Option("--op", help="The op to check.")],
-    soc: Annotated[
-        str, typer.Option("--soc", help="The device: a GPU such as H200, an NPU, or cpu.")
-    ],
-    db: Annotated[
-        str | None,
-        typer.Option(help="Database URL (default: AUTOTUNE_DB, else sqlite:///autotune.db)."),
-    ] = None,
+    soc: DeviceOption,
+    db: DbOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="A JSON list on stdout.")] = False,
     threshold: Annotated[
         float | None,
@@ -482,7 +471,6 @@ def check(
     import json
 
     from ops import get_op
-    from storage import open_database
 
     from .backends import get_backend
     from .check import ALPHA
@@ -494,7 +482,7 @@ def check(
     if backend.is_interpreter:
         _quiet_interpreter()
     threshold = settings().check_threshold if threshold is None else threshold
-    report = run_check(open_database(db or settings().db), spec, backend, threshold)
+    report = run_check(_database(db), spec, backend, threshold)
     if as_json:
         print(json.dumps([c.as_dict() for c in report.checked], indent=1))
     else:
@@ -526,23 +514,18 @@ def export(
     file: Annotated[Path, typer.Argument(help="The JSON file to write.")],
     op: OpOption = None,
     soc: Annotated[str | None, typer.Option("--soc", help="Only this soc.")] = None,
-    db: Annotated[
-        str | None,
-        typer.Option(help="Database URL (default: AUTOTUNE_DB, else sqlite:///autotune.db)."),
-    ] = None,
+    db: DbOption = None,
 ) -> None:
     """Write baselines and frozen versions to a versioned JSON file (for `autotune import`)."""
     from ops import get_op
-    from storage import open_database
 
-    from .settings import settings
     from .socs import KNOWN_SOCS
     from .transfer import export_document, write_export
 
     ops = [get_op(name).name for name in op or []]
     if soc and soc not in KNOWN_SOCS:
         raise UserError(f"unknown soc {soc!r}; known socs: {', '.join(KNOWN_SOCS)}")
-    document = export_document(open_database(db or settings().db), ops, soc)
+    document = export_document(_database(db), ops, soc)
     write_export(file, document)
     console.print(
         f"exported {len(document['baselines'])} baselines and "
@@ -555,20 +538,15 @@ def export(
 @app.command("import")
 def import_(
     file: Annotated[Path, typer.Argument(help="A file written by `autotune export`.")],
-    db: Annotated[
-        str | None,
-        typer.Option(help="Database URL (default: AUTOTUNE_DB, else sqlite:///autotune.db)."),
-    ] = None,
+    db: DbOption = None,
 ) -> None:
     """Add the baselines and frozen versions of an export; rows already there are skipped."""
-    from storage import open_database
 
-    from .settings import settings
     from .transfer import import_document, parse_document, read_export
 
     document = read_export(file)
     parse_document(document)  # a malformed file is refused before any database is opened
-    result = import_document(open_database(db or settings().db), document)
+    result = import_document(_database(db), document)
     console.print(
         f"imported {file}: {result.baselines_added} baselines added, {result.baselines_skipped} "
         f"skipped; {result.versions_added} frozen versions added, {result.versions_skipped} skipped",
@@ -590,11 +568,9 @@ def show(
 ) -> None:
     """The frozen table of an op (from its performance json) and its history across labels."""
     from ops import get_op
-    from storage import open_database
 
     from .paths import performance_json
     from .performance_json import frozen_sections, read
-    from .settings import settings
     from .show import history_rows
 
     spec = get_op(op)
@@ -648,7 +624,7 @@ def show(
     if any(soc_name == CPU for by_soc in sections.values() for soc_name in by_soc):
         table.caption = "soc cpu: Triton interpreter times, not performance numbers"
     console.print(table if rows else f"{op}: nothing frozen" + (f" on {soc}" if soc else ""))
-    history = history_rows(open_database(db or settings().db), spec.name, soc)
+    history = history_rows(_database(db), spec.name, soc)
     if history:
         past = Table(title=f"{op}: frozen versions")
         for column in ("soc", "label", "frozen at", "entries", "geomean speedup over default"):
@@ -660,10 +636,7 @@ def show(
 
 @app.command()
 def serve(
-    db: Annotated[
-        str | None,
-        typer.Option(help="Database URL (default: AUTOTUNE_DB, else sqlite:///autotune.db)."),
-    ] = None,
+    db: DbOption = None,
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
 ) -> None:
