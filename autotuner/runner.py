@@ -21,7 +21,7 @@ from .environment import environment
 from .errors import UserError
 from .search import Plan, Progress, Settings, Study, discard_study
 from .settings import settings as app_settings
-from .workers import Worker
+from .workers import Worker, preparing_lock
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,9 @@ def run(
         stale_after_s=configured.stale_after_s,
     )
     timer = Worker(backend.soc)
-    compilers = [Worker(backend.soc, compile_only=True) for _ in range(compile_workers(backend))]
+    count = compile_workers(backend)
+    preparing = preparing_lock() if count else None  # made only where compile workers share it
+    compilers = [Worker(backend.soc, compile_only=True, preparing=preparing) for _ in range(count)]
     status = "failed"
     results = []
     try:

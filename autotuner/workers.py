@@ -46,7 +46,11 @@ def _compile_only(port) -> None:
 
 
 _CONTEXT = mp.get_context("spawn")
-_PREPARING = _CONTEXT.Lock()  # held by a compile worker while it builds a case's tensors
+
+
+def preparing_lock():
+    """The lock a run's compile workers share: each holds it while it builds a case's tensors."""
+    return _CONTEXT.Lock()
 
 
 def _serve(connection: Connection, soc: str, compile_only: bool, preparing) -> None:
@@ -78,7 +82,7 @@ def _serve(connection: Connection, soc: str, compile_only: bool, preparing) -> N
                     if compile_only:
                         _compile_only(load_port(op))
                     runners.clear()  # one case at a time: its tensors can be large
-                    with preparing if compile_only else contextlib.nullcontext():
+                    with preparing or contextlib.nullcontext():
                         runners[key] = CaseRunner(backend, op, kernel, case, compile_only)
                 runner = runners[key]
                 reply: Any = True
@@ -106,9 +110,11 @@ def _serve(connection: Connection, soc: str, compile_only: bool, preparing) -> N
 class Worker:
     """One worker process bound to a soc; `call` raises WorkerLost after a timeout or crash."""
 
-    def __init__(self, soc: str, *, compile_only: bool = False) -> None:
+    def __init__(self, soc: str, *, compile_only: bool = False, preparing=None) -> None:
+        """`preparing`: a `preparing_lock()` to build cases one worker at a time, or None."""
         self.soc = soc
         self.compile_only = compile_only
+        self.preparing = preparing
         self.prepared: tuple | None = None
         self.busy = False
         self._start()
@@ -116,7 +122,7 @@ class Worker:
     def _start(self) -> None:
         self.connection, child = _CONTEXT.Pipe()
         self.process = _CONTEXT.Process(
-            target=_serve, args=(child, self.soc, self.compile_only, _PREPARING), daemon=True
+            target=_serve, args=(child, self.soc, self.compile_only, self.preparing), daemon=True
         )
         self.process.start()
         child.close()

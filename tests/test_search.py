@@ -274,7 +274,7 @@ def test_a_compile_worker_keeps_only_what_the_kernel_reads():
     still compiles, here a backward kernel whose inputs come from the reference."""
     from autotuner.backends import get_backend
     from autotuner.measure import CaseRunner
-    from autotuner.workers import Worker
+    from autotuner.workers import Worker, preparing_lock
     from ops import get_op
 
     spec = get_op("jagged_dense_flash_attention")
@@ -283,7 +283,7 @@ def test_a_compile_worker_keeps_only_what_the_kernel_reads():
     prepared = CaseRunner(get_backend("cpu"), spec.name, "bwd_dk", case, compile_only=True)
     assert prepared.golden == {}
     assert {"dk"} <= set(prepared.launch(default))
-    worker = Worker("cpu", compile_only=True)
+    worker = Worker("cpu", compile_only=True, preparing=preparing_lock())
     try:
         worker.prepare(spec.name, "bwd_dk", case, timeout=120)
         assert worker.call(("compile", default), 120)["ok"] is True
