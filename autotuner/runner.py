@@ -17,6 +17,7 @@ from storage.models import utcnow
 
 from . import interrupts
 from .backends import Backend, get_backend
+from .claims import Owner, bury_dead_runs
 from .environment import environment
 from .errors import UserError
 from .search import Plan, Progress, Settings, Study, discard_study
@@ -83,12 +84,17 @@ def run(
     db = open_database(db_url)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+    owner = Owner.this_process()
+    bury_dead_runs(db, owner)
     with db.sessions() as session:
         record = Run(
             op=op,
             soc=backend.soc,
             command=" ".join(sys.argv)[:2000],
             environment=environment(backend),
+            host=owner.host,
+            pid=owner.pid,
+            pid_started=owner.started,
         )
         session.add(record)
         session.commit()

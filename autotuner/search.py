@@ -19,25 +19,25 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Any
 
 import optuna
 from optuna.trial import TrialState, create_trial
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ops.spec import Case, Config, KernelSpec, OpSpec
-from storage import Claim, Database, StudyRecord
+from storage import Database, StudyRecord
 from storage.models import utcnow
 
 from . import interrupts
 from .backends import DeviceLimits, Timing
+from .claims import ClaimBoard
 from .errors import UserError
 from .paths import port_file
 from .space import SearchSpace, config_key, space_for
 from .stats import faster_beyond_noise
-from .workers import Worker, WorkerLost, describe_worker
+from .workers import Worker, WorkerLost
 
 #: Consecutive proposals of the sampler that were already measured or infeasible before the
 #: search steps to the unmeasured feasible config nearest to the best one instead.
@@ -198,8 +198,9 @@ class Study:
         self.db, self.plan, self.settings, self.run_id = db, plan, settings, run_id
         self.timer, self.compilers = timer, compilers
         self.on_progress = on_progress or (lambda p: None)
-        self.worker_name = describe_worker()
         self.record = self._record()
+        self.board = ClaimBoard(db, self.record.id, self.record.budget, run_id)
+        self.worker_name = self.board.owner.describe()
         self.distributions = plan.space.distributions()
         sampler = optuna.samplers.TPESampler(
             seed=settings.seed, multivariate=True, constant_liar=True, n_startup_trials=5
@@ -215,7 +216,6 @@ class Study:
         self.optuna_id = self.storage.get_study_id_from_name(plan.name)
         self.optuna.set_user_attr("op", plan.op.name)
         self.progress = Progress(plan.name, plan.budget)
-        self.in_flight: set[int] = set()  # claim ids this process is measuring
         self.retry: deque[Config] = deque()  # configs of dead workers, measured first
 
     # -- bookkeeping in our tables -------------------------------------------------------------
@@ -245,127 +245,43 @@ class Study:
             return record
 
     def used_slots(self) -> int:
-        with self.db.sessions() as session:
-            return (
-                session.scalar(
-                    select(func.count()).where(
-                        Claim.study_id == self.record.id, Claim.slot.is_not(None)
-                    )
-                )
-                or 0
-            )
+        return self.board.used_slots()
 
     def claimed_keys(self) -> set[str]:
-        with self.db.sessions() as session:
-            return set(
-                session.scalars(select(Claim.config_key).where(Claim.study_id == self.record.id))
-            )
+        return self.board.claimed_keys()
 
     def claim(self, config: Config, *, counted: bool = True, state: str = "running") -> int | None:
         """Take `config` (and a budget slot if counted); None if it is taken or the budget is spent."""
-        key = config_key(config)
-        for _ in range(50):
-            with self.db.sessions() as session:
-                taken = select(Claim.id).where(
-                    Claim.study_id == self.record.id, Claim.config_key == key
-                )
-                if session.scalar(taken):
-                    return None
-                slot = None
-                if counted:  # the lowest free slot: slots freed by re-queued claims are reused
-                    used = set(
-                        session.scalars(
-                            select(Claim.slot).where(
-                                Claim.study_id == self.record.id, Claim.slot.is_not(None)
-                            )
-                        )
-                    )
-                    slot = next((i for i in range(self.plan.budget) if i not in used), None)
-                    if slot is None:
-                        return None
-                claim = Claim(
-                    study_id=self.record.id,
-                    config_key=key,
-                    slot=slot,
-                    state=state,
-                    worker=self.worker_name,
-                )
-                session.add(claim)
-                try:
-                    session.commit()
-                    if state == "running":
-                        self.in_flight.add(claim.id)
-                    return claim.id
-                except IntegrityError:  # someone took this config or this slot meanwhile
-                    session.rollback()
-        raise RuntimeError("could not claim a budget slot after 50 attempts")
+        return self.board.claim(config_key(config), counted=counted, state=state)
 
     def requeue_stale(self) -> int:
-        """Free the configs of workers that stopped sending heartbeats: their trials fail as
-        "stale" and the configs go to the front of this process's queue."""
-        cutoff = utcnow() - timedelta(seconds=self.settings.stale_after_s)
-        requeued = 0
-        with self.db.sessions() as session:
-            stale = list(
-                session.scalars(
-                    select(Claim).where(
-                        Claim.study_id == self.record.id,
-                        Claim.state == "running",
-                        Claim.heartbeat_at < cutoff,
-                    )
+        """Free the configs of dead workers (a process of this host that is gone, at once; another
+        host's once its heartbeats stopped): their trials fail as "stale" and the configs go to
+        the front of this process's queue."""
+        dead = self.board.remove_dead(self.settings.stale_after_s)
+        for claim in dead:
+            if claim.trial_number is not None:
+                self._finish_trial(
+                    claim.trial_number,
+                    {"category": "stale", "message": f"{claim.reason}; config re-queued"},
+                    None,
+                    TrialState.FAIL,
                 )
-            )
-            for claim in stale:
-                deleted = session.execute(
-                    delete(Claim).where(Claim.id == claim.id, Claim.heartbeat_at < cutoff)
-                )
-                session.commit()
-                if deleted.rowcount != 1:
-                    continue  # another worker re-queued it first
-                if claim.trial_number is not None:
-                    message = f"worker {claim.worker} stopped sending heartbeats; config re-queued"
-                    self._finish_trial(
-                        claim.trial_number,
-                        {"category": "stale", "message": message},
-                        None,
-                        TrialState.FAIL,
-                    )
-                self.retry.append(json.loads(claim.config_key))
-                requeued += 1
-        return requeued
-
-    def beat(self) -> None:
-        """Refresh the heartbeat of this process's claims in flight."""
-        claims = list(self.in_flight.copy())
-        if not claims:
-            return
-        with self.db.sessions() as session:
-            session.execute(update(Claim).where(Claim.id.in_(claims)).values(heartbeat_at=utcnow()))
-            session.commit()
+            self.retry.append(json.loads(claim.config_key))
+        return len(dead)
 
     def _heartbeats(self, stop: threading.Event) -> None:
         while not stop.wait(self.settings.heartbeat_s):
             try:
-                self.beat()
+                self.board.beat()
             except Exception:  # noqa: BLE001 - a missed beat is retried; the study goes on
                 continue
 
     def finish_claim(self, claim_id: int, state: str, trial_number: int | None) -> None:
-        if state != "running":
-            self.in_flight.discard(claim_id)
-        with self.db.sessions() as session:
-            claim = session.get(Claim, claim_id)
-            if claim is not None:
-                claim.state, claim.trial_number, claim.heartbeat_at = state, trial_number, utcnow()
-                session.commit()
+        self.board.finish(claim_id, state, trial_number)
 
     def release(self, claim_id: int) -> None:
-        self.in_flight.discard(claim_id)
-        with self.db.sessions() as session:
-            claim = session.get(Claim, claim_id)
-            if claim is not None:
-                session.delete(claim)
-                session.commit()
+        self.board.release(claim_id)
 
     # -- proposals -------------------------------------------------------------------------------
     def _by_distance_from_default(self) -> list[Config]:
@@ -622,18 +538,34 @@ class Study:
         worker.prepare(plan.op.name, plan.kernel.name, plan.case, self.settings.prepare_timeout_s)
 
     def run(self) -> StudyRecord:
-        """Measure until the budget is spent or the space is exhausted, then settle the verdict."""
+        """Measure until the budget is spent or the space is exhausted, then settle the verdict.
+
+        The verdict waits for the configs other processes are measuring: a slot held by a
+        process that died is re-queued and measured here, so no study settles short."""
         self.requeue_stale()
         self._prepare_workers()
         self.progress.used = self.used_slots()
         self.on_progress(self.progress)
+        stop = threading.Event()
+        heartbeats = threading.Thread(target=self._heartbeats, args=(stop,), daemon=True)
+        heartbeats.start()
+        try:
+            self._measure_proposals()
+            while self.board.others_running():
+                interrupts.check()
+                if stop.wait(min(1.0, self.settings.heartbeat_s)) or self.requeue_stale():
+                    self._measure_proposals()
+        finally:
+            stop.set()
+            heartbeats.join()
+        return self.settle()
+
+    def _measure_proposals(self) -> None:
+        """Measure proposals, compiling the next ones meanwhile, until the sampler has none."""
         pending: deque[Proposal] = deque()
         proposals = self.proposals()
         idle = deque(self.compilers)
         current: Proposal | None = None
-        stop = threading.Event()
-        heartbeats = threading.Thread(target=self._heartbeats, args=(stop,), daemon=True)
-        heartbeats.start()
         try:
             while True:
                 while len(pending) <= len(self.compilers):
@@ -657,10 +589,6 @@ class Study:
             for proposal in ([current] if current else []) + list(pending):
                 self._abandon(proposal)
             raise
-        finally:
-            stop.set()
-            heartbeats.join()
-        return self.settle()
 
     def _abandon(self, proposal: Proposal) -> None:
         """Ctrl-C or an error: free the config so a later run measures it."""
@@ -669,7 +597,10 @@ class Study:
 
     # -- the verdict -------------------------------------------------------------------------------
     def settle(self) -> StudyRecord:
-        """Re-time the best few interleaved with the default; keep the default unless beaten."""
+        """Re-time the best few interleaved with the default; keep the default unless beaten.
+
+        Computed from every trial of the study at settle time, and stored only if no verdict on
+        as many trials exists (compare-and-set): concurrent processes end on one verdict."""
         complete = sorted(
             self.optuna.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)),
             key=lambda t: t.value,
@@ -677,19 +608,27 @@ class Study:
         with self.db.sessions() as session:
             record = session.get(StudyRecord, self.record.id)
             assert record is not None
-            done = (
-                self.used_slots() >= record.budget
-                or {config_key(c) for c in self.plan.feasible} <= self.claimed_keys()
-            )
-            if not done or not complete:
-                return record
-            measured = len(complete)
-            if record.verdict and record.verdict.get("complete_trials") == measured:
-                return record
-            record.verdict = self._retime(complete)
-            record.verdict_at = utcnow()
-            session.commit()
+        done = (
+            self.used_slots() >= record.budget
+            or {config_key(c) for c in self.plan.feasible} <= self.claimed_keys()
+        ) and not self.board.others_running()
+        if not done or not complete or (record.verdict_trials or 0) >= len(complete):
             return record
+        verdict = self._retime(complete)
+        with self.db.sessions() as session:
+            newer = or_(
+                StudyRecord.verdict_trials.is_(None), StudyRecord.verdict_trials < len(complete)
+            )
+            session.execute(
+                update(StudyRecord)
+                .where(StudyRecord.id == record.id, newer)
+                .values(verdict=verdict, verdict_at=utcnow(), verdict_trials=len(complete))
+                .execution_options(synchronize_session=False)
+            )
+            session.commit()
+            stored = session.get(StudyRecord, record.id)  # ours, or a verdict on as many trials
+            assert stored is not None
+            return stored
 
     def _retime(self, complete: list[optuna.trial.FrozenTrial]) -> dict[str, Any]:
         default = self.plan.default

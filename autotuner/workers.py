@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing as mp
-import os
 import time
 import traceback
 from multiprocessing.connection import Connection
@@ -181,9 +180,3 @@ class Worker:
 
     def close(self) -> None:
         self.kill()
-
-
-def describe_worker() -> str:
-    import socket
-
-    return f"{socket.gethostname()}:{os.getpid()}"

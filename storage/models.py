@@ -14,6 +14,7 @@ from sqlalchemy import (
     Index,
     Integer,
     String,
+    TypeDecorator,
     UniqueConstraint,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -23,11 +24,34 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+class UTCDateTime(TypeDecorator[datetime]):
+    """Stored in UTC, read back time-zone aware on every backend.
+
+    PostgreSQL keeps the zone itself; SQLite stores text without it and returns naive values,
+    which Python refuses to compare with aware ones. A naive value bound here is taken as UTC.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        aware = value if value.tzinfo else value.replace(tzinfo=UTC)
+        utc = aware.astimezone(UTC)
+        return utc.replace(tzinfo=None) if dialect.name == "sqlite" else utc
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
 class Base(DeclarativeBase):
     type_annotation_map = {
         dict[str, Any]: JSON,
         list[float]: JSON,
-        datetime: DateTime(timezone=True),
+        datetime: UTCDateTime(),
     }
 
 
@@ -41,9 +65,15 @@ class Run(Base):
     soc: Mapped[str] = mapped_column(String(64))
     command: Mapped[str] = mapped_column(String(2000))
     environment: Mapped[dict[str, Any]]
-    status: Mapped[str] = mapped_column(String(32), default="running")
+    status: Mapped[str] = mapped_column(
+        String(32), default="running"
+    )  # finished, failed, interrupted, died
     started_at: Mapped[datetime] = mapped_column(default=utcnow)
     finished_at: Mapped[datetime | None]
+    #: The process that runs it: a run of this host whose process is gone is marked "died".
+    host: Mapped[str | None] = mapped_column(String(256))
+    pid: Mapped[int | None] = mapped_column(Integer)
+    pid_started: Mapped[float | None] = mapped_column(Float)
 
 
 class StudyRecord(Base):
@@ -67,6 +97,9 @@ class StudyRecord(Base):
     #: Outcome of the interleaved re-timing: winner, default, their numbers, beats_default.
     verdict: Mapped[dict[str, Any] | None]
     verdict_at: Mapped[datetime | None]
+    #: Completed trials the verdict was computed on: a verdict is replaced only by one computed
+    #: on more (compare-and-set), so concurrent processes settle on one verdict.
+    verdict_trials: Mapped[int | None] = mapped_column(Integer)
 
     claims: Mapped[list[Claim]] = relationship(back_populates="study", cascade="all, delete-orphan")
 
@@ -91,6 +124,12 @@ class Claim(Base):
     trial_number: Mapped[int | None] = mapped_column(Integer)
     worker: Mapped[str] = mapped_column(String(256))
     heartbeat_at: Mapped[datetime] = mapped_column(default=utcnow)
+    #: The owning process: a claim of a process of this host that no longer exists is re-queued
+    #: at once; its start time tells a reused pid apart. Other hosts' claims go stale by heartbeat.
+    host: Mapped[str | None] = mapped_column(String(256))
+    pid: Mapped[int | None] = mapped_column(Integer)
+    pid_started: Mapped[float | None] = mapped_column(Float)
+    run_id: Mapped[int | None] = mapped_column(Integer)
 
     study: Mapped[StudyRecord] = relationship(back_populates="claims")
 
