@@ -11,8 +11,6 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +26,7 @@ from storage import Database, FrozenVersion, Run, StudyRecord
 from . import performance_json
 from .baseline import latest
 from .errors import UserError
+from .files import write_files
 from .generated_block import read_frozen, replace_block
 from .paths import atk_dir, frozen_configs_file, port_file, project_root
 from .paths import performance_json as performance_json_path
@@ -155,18 +154,6 @@ def _gpu_baseline(session, spec: OpSpec, kernel: str, case: str) -> dict[str, An
     }
 
 
-def atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 def _read(path: Path) -> str:
     return path.read_text(encoding="utf-8") if path.exists() else ""
 
@@ -250,8 +237,7 @@ def freeze(
                 result.changed[path] = (old, text)
         if dry_run:
             return result
-        for path, (_, text) in result.changed.items():
-            atomic_write(path, text)
+        write_files({path: text for path, (_, text) in result.changed.items()})
         result.version_recorded = _record_version(db, spec.name, soc, label, entries)
     return result
 

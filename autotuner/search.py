@@ -62,8 +62,16 @@ class Settings:
 def kernel_source_hash(op: OpSpec, kernel: KernelSpec) -> str:
     """sha256 of the kernel's `@triton.jit` function source: an edited kernel is a new study."""
     path = port_file(op.name)
-    source = path.read_text(encoding="utf-8")
-    for node in ast.parse(source).body:
+    try:
+        source = path.read_text(encoding="utf-8")
+        tree = ast.parse(source)
+    except OSError as exc:
+        raise UserError(f"cannot read the port of {op.name}: {exc.strerror} ({path})") from None
+    except SyntaxError as exc:
+        raise UserError(
+            f"port of {op.name} at {path} is not valid Python: {exc.msg} (line {exc.lineno})"
+        ) from None
+    for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name == kernel.port_kernel:
             text = ast.get_source_segment(source, node, padded=True) or ""
             decorators = "".join(

@@ -23,7 +23,7 @@ from sqlalchemy import select
 from storage import Baseline, Database, FrozenVersion
 
 from .errors import UserError
-from .freeze import atomic_write
+from .files import write_files
 
 FORMAT = "autotune-export"
 VERSION = 1
@@ -214,11 +214,7 @@ def _new_rows(
 
 def write_export(path: Path, document: dict[str, Any]) -> None:
     """Write atomically: a reader never sees half a file, a failure leaves the old one."""
-    text = json.dumps(document, indent=1, allow_nan=False) + "\n"
-    try:
-        atomic_write(path, text)
-    except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+    write_files({path: json.dumps(document, indent=1, allow_nan=False) + "\n"})
 
 
 def read_export(path: Path) -> Any:

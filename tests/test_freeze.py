@@ -250,3 +250,58 @@ def test_frozen_configs_list_kernels_in_one_order_from_the_first_freeze(tree):
     assert [e.kernel for e in entries] == ["fwd", "bwd_preprocess", "bwd"]
     first = json.loads(new_texts(spec, "X1", "M1", entries)[frozen_configs_file("X1", spec.name)])
     assert list(first["frozen"]) == ["bwd", "bwd_preprocess", "fwd"]
+
+
+def autotune_cli(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "autotuner", *args], capture_output=True, text=True, cwd=ROOT
+    )
+
+
+@pytest.mark.parametrize("read_only", ["kernel file", "frozen_configs folder"])
+def test_a_read_only_target_changes_nothing_and_says_so_in_one_line(tuned, read_only):
+    db, _ = tuned
+    if read_only == "kernel file":
+        target, read_only_mode = port_file(OP), 0o444
+    else:
+        target, read_only_mode = frozen_configs_file("cpu", OP).parent, 0o555
+        target.mkdir(parents=True, exist_ok=True)
+    mode = target.stat().st_mode
+    os.chmod(target, read_only_mode)  # read-only by mode, which root could ignore
+    before = snapshot()
+    try:
+        result = autotune_cli("freeze", "--op", OP, "--soc", "cpu", "--db", db.url)
+        assert snapshot() == before
+    finally:
+        os.chmod(target, mode)
+    assert result.returncode == 2, result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert "nothing written" in line and str(target) in line
+
+
+def test_freeze_keeps_each_files_mode(tuned):
+    db, _ = tuned
+    os.chmod(port_file(OP), 0o640)
+    os.chmod(performance_json(OP), 0o604)
+    result = freeze(db, SPEC, "cpu", label=None, dry_run=False, force=False)
+    assert set(result.changed) == set(files())
+    assert port_file(OP).stat().st_mode & 0o777 == 0o640
+    assert performance_json(OP).stat().st_mode & 0o777 == 0o604
+    umask = os.umask(0)
+    os.umask(umask)
+    assert frozen_configs_file("cpu", OP).stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_a_kernel_file_that_does_not_parse_is_one_line(tuned):
+    db, _ = tuned
+    port_file(OP).write_text(port_file(OP).read_text() + "\ndef broken(:\n")
+    before = snapshot()
+    for command in (
+        ("run", "--op", OP, "--soc", "cpu", "--case", TUNED, "--trials", "2", "--db", db.url),
+        ("freeze", "--op", OP, "--soc", "cpu", "--db", db.url),
+    ):
+        result = autotune_cli(*command)
+        assert result.returncode == 2, result.stderr
+        (line,) = result.stderr.strip().splitlines()
+        assert "is not valid Python" in line and "line" in line
+    assert snapshot() == before
