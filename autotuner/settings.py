@@ -21,6 +21,8 @@ class Settings(BaseSettings):
     stale_after_s: float = 120.0
     #: Bearer token the service's writing endpoints (an import upload) require; unset: they are off.
     api_token: str | None = None
+    #: Largest import upload the service reads (bytes); a larger one is answered with 413.
+    import_max_bytes: int = 8 * 1024 * 1024
     #: Relative slow-down `autotune check` calls a regression when it is also significant.
     check_threshold: float = 0.05
 

@@ -219,6 +219,82 @@ def test_import_with_the_token(client, api_token, imported, seeded):
     assert client.post("/api/import", content=b"[1]", headers=auth).status_code == 422
 
 
+def test_import_refuses_undecodable_and_oversized_bodies_with_4xx(
+    client, api_token, imported, monkeypatch
+):
+    api_token("s3cret")
+    auth = {"Authorization": "Bearer s3cret"}
+    latin1 = client.post(
+        "/api/import", content='{"format": "é"}'.encode("latin-1"),
+        headers={**auth, "Content-Type": "text/plain"},
+    )  # fmt: skip
+    assert latin1.status_code == 400 and latin1.json() == {"detail": "the body is not UTF-8 text"}
+    assert client.post("/api/import", content=b"{", headers=auth).status_code == 400
+    monkeypatch.setenv("AUTOTUNE_IMPORT_MAX_BYTES", "64")
+    settings.cache_clear()
+    big = client.post("/api/import", json={"format": 1, "pad": "x" * 100}, headers=auth)
+    assert big.status_code == 413 and "64 bytes" in big.json()["detail"]
+    streamed = client.post(  # no Content-Length: the limit holds while reading
+        "/api/import", content=(b"x" * 40 for _ in range(3)), headers=auth
+    )
+    assert streamed.status_code == 413
+    assert imported == []
+
+
+def test_the_token_is_checked_before_the_body_is_read(seeded, api_token):
+    import asyncio
+
+    api_token("s3cret")
+    app, reads, sent = create_app(seeded.url), [], []
+
+    async def receive():
+        reads.append(1)
+        return {"type": "http.request", "body": b"{}" * 1000, "more_body": True}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+        "scheme": "http", "path": "/api/import", "raw_path": b"/api/import", "query_string": b"",
+        "root_path": "", "client": ("127.0.0.1", 1), "server": ("testserver", 80),
+        "headers": [(b"authorization", b"Bearer wrong"), (b"content-length", b"10000000")],
+    }  # fmt: skip
+    asyncio.run(app(scope, receive, send))
+    assert sent[0]["status"] == 401 and reads == []
+
+
+def test_a_fuzz_of_the_import_endpoint_finds_no_server_error(client, api_token, monkeypatch):
+    """Random bytes, sizes and content types, with and without the token: never a 5xx."""
+    import random
+
+    api_token("s3cret")
+    monkeypatch.setenv("AUTOTUNE_IMPORT_MAX_BYTES", "4096")
+    settings.cache_clear()
+    rng = random.Random(19)
+    types_ = [
+        "application/json",
+        "text/plain",
+        "application/octet-stream",
+        "",
+        "multipart/form-data",
+    ]
+    samples = [b'{"format": 1}', b'{"format": 99, "baselines": 1}', b"[]", b"null", b'"\\ud800"']
+    statuses = set()
+    for _ in range(300):
+        if rng.random() < 0.5:
+            body = rng.randbytes(rng.choice([0, 1, 7, 100, 4096, 5000]))
+        else:
+            body = rng.choice(samples) if rng.random() < 0.5 else b"[" * rng.randint(1, 100_000)
+        headers = {"Content-Type": rng.choice(types_)}
+        if rng.random() < 0.8:
+            headers["Authorization"] = "Bearer s3cret"
+        response = client.post("/api/import", content=body, headers=headers)
+        assert response.status_code < 500, (body[:80], headers, response.text)
+        statuses.add(response.status_code)
+    assert {400, 401, 413, 422} <= statuses
+
+
 def test_import_round_trip(client, api_token, seeded, tmp_path):
     """The real autotuner.transfer: the seeded database's export fills an empty one."""
     from autotuner.transfer import export_document
