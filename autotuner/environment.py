@@ -10,6 +10,7 @@ from importlib import metadata
 from typing import Any
 
 from .backends import Backend
+from .errors import UserError
 from .paths import project_root
 
 
@@ -20,7 +21,10 @@ def project_commit() -> str:
     """
     if os.environ.get("AUTOTUNE_PROJECT_COMMIT"):
         return os.environ["AUTOTUNE_PROJECT_COMMIT"]
-    root = project_root()
+    try:
+        root = project_root()
+    except UserError:
+        return "unknown"
     try:
         sha = subprocess.run(
             ["git", "rev-parse", "HEAD"],

@@ -5,13 +5,26 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .errors import UserError
+
 ATK_ROOT = Path("experimental/triton/atk_test")
 
 
 def project_root() -> Path:
-    """The checkout holding the ATK folders (`AUTOTUNE_ROOT` overrides, e.g. for tests)."""
+    """The checkout a command acts on: `AUTOTUNE_ROOT` if set, else the nearest folder holding
+    `experimental/triton/atk_test` from the current directory upward (as git finds its
+    repository), never the installed package's own location."""
     env = os.environ.get("AUTOTUNE_ROOT")
-    return Path(env) if env else Path(__file__).resolve().parent.parent
+    if env:
+        return Path(env)
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / ATK_ROOT).is_dir():
+            return folder
+    raise UserError(
+        f"not inside an autotune checkout: no {ATK_ROOT} in {here} or above "
+        "(cd into one, or set AUTOTUNE_ROOT)"
+    )
 
 
 def atk_dir(op: str, root: Path | None = None) -> Path:

@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -305,3 +306,35 @@ def test_a_kernel_file_that_does_not_parse_is_one_line(tuned):
         (line,) = result.stderr.strip().splitlines()
         assert "is not valid Python" in line and "line" in line
     assert snapshot() == before
+
+
+def test_run_and_freeze_act_on_the_checkout_they_are_run_in(tmp_path):
+    """From a subfolder of a second checkout, without AUTOTUNE_ROOT: that checkout's files
+    change, the one the package was installed from does not."""
+    clone = tmp_path / "clone"
+    for part in ("experimental", "frozen_configs"):
+        shutil.copytree(ROOT / part, clone / part, ignore=shutil.ignore_patterns("__pycache__"))
+    installed = {path: path.read_bytes() for path in files() if path.exists()}
+    env = {k: v for k, v in os.environ.items() if k != "AUTOTUNE_ROOT"}
+    url = f"sqlite:///{tmp_path / 'clone.db'}"
+
+    def autotune(*args, cwd):
+        return subprocess.run(
+            [sys.executable, "-m", "autotuner", *args], capture_output=True, text=True, cwd=cwd,
+            env=env,
+        )  # fmt: skip
+
+    inside = clone / "experimental" / "triton"
+    tuned = autotune("run", "--op", OP, "--soc", "cpu", "--case", TUNED, "--trials", "3",
+                     "--db", url, "--quiet", cwd=inside)  # fmt: skip
+    assert tuned.returncode == 0, tuned.stderr
+    frozen = autotune("freeze", "--op", OP, "--soc", "cpu", "--force", "--db", url, cwd=inside)
+    assert frozen.returncode == 0, frozen.stderr
+    written = json.loads((clone / "frozen_configs" / "cpu" / f"{OP}.json").read_text())
+    assert [e["case"] for e in written["frozen"]["fwd"]] == [TUNED]
+    assert TUNED in (clone / port_file(OP).relative_to(ROOT)).read_text()
+    assert {path: path.read_bytes() for path in files() if path.exists()} == installed
+    outside = autotune("freeze", "--op", OP, "--soc", "cpu", "--db", url, cwd=tmp_path)
+    assert outside.returncode == 2
+    (line,) = outside.stderr.strip().splitlines()
+    assert "not inside an autotune checkout" in line
