@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import Select, and_, func, select
 from sqlalchemy.orm import Session, defer
 
+from autotuner.settings import settings
 from storage import Baseline, CheckVerdict, FrozenVersion
 
 from .paging import filters
@@ -49,7 +50,8 @@ def baselines(session: Session, op: str | None, soc: str | None) -> list[Baselin
 
 
 def gpu_baselines(session: Session, op: str | None) -> list[Baseline]:
-    """The newest upstream GPU (not interpreter) baseline of each (op, case, part), any soc.
+    """The GPU baseline of each (op, case, part): the newest upstream row measured on a GPU (not
+    on an NPU, not by the interpreter), of AUTOTUNE_GPU_SOC where that is set, else of any GPU.
 
     Picked from the newest of each (op, soc, case, part, source), the grouping the index serves;
     grouping across socs in SQL made SQLite scan and join the whole table.
@@ -59,8 +61,8 @@ def gpu_baselines(session: Session, op: str | None) -> list[Baseline]:
         (Baseline.op, Baseline.soc, Baseline.case_name, Baseline.part, Baseline.source),
         Baseline.measured_at,
         Baseline.source == "upstream",
-        Baseline.interpreter.is_(False),
-        *filters(Baseline, op=op),
+        Baseline.backend == "cuda",
+        *filters(Baseline, op=op, soc=settings().gpu_soc),
     )
     query = select(Baseline).where(Baseline.id.in_(ids))
     newest: dict[tuple[str, str, str], Baseline] = {}

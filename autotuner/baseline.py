@@ -135,6 +135,7 @@ def record_baselines(
                     **timing.as_dict(),  # median_ms, p20_ms, p80_ms, n
                     samples=samples,
                     interpreter=backend.is_interpreter,
+                    backend=backend.kind,
                     environment=env,
                 )
                 rows.append(row)
@@ -149,21 +150,49 @@ def record_baselines(
     return rows
 
 
-def latest(
-    session, op: str, case: str, part: str, source: str, soc: str | None = None
-) -> Baseline | None:
-    """The newest baseline of one (case, part, source); any soc unless one is named.
-
-    For "upstream" without a soc: the newest GPU measurement (interpreter rows never count).
-    """
+def latest(session, op: str, case: str, part: str, source: str, soc: str) -> Baseline | None:
+    """The newest baseline of one (case, part, source) on one soc."""
     query = select(Baseline).where(
         Baseline.op == op,
         Baseline.case_name == case,
         Baseline.part == part,
         Baseline.source == source,
+        Baseline.soc == soc,
     )
-    if soc:
-        query = query.where(Baseline.soc == soc)
-    else:
-        query = query.where(Baseline.interpreter.is_(False))
     return session.scalars(query.order_by(Baseline.measured_at.desc(), Baseline.id.desc())).first()
+
+
+def gpu_baseline(session, op: str, case: str, part: str, gpu_soc: str | None) -> Baseline | None:
+    """The GPU baseline of one (case, part): upstream measured on a GPU (never upstream on an NPU,
+    never the interpreter), the newest of `gpu_soc` when one is named, else the newest of any GPU."""
+    query = select(Baseline).where(
+        Baseline.op == op,
+        Baseline.case_name == case,
+        Baseline.part == part,
+        Baseline.source == "upstream",
+        Baseline.backend == "cuda",
+    )
+    if gpu_soc:
+        query = query.where(Baseline.soc == gpu_soc)
+    return session.scalars(query.order_by(Baseline.measured_at.desc(), Baseline.id.desc())).first()
+
+
+def chosen_gpu_soc(db: Database, gpu_soc: str | None) -> str | None:
+    """`--gpu-soc`, else AUTOTUNE_GPU_SOC, else None (the newest GPU row); UserError for a name
+    that is no GPU soc and has no GPU baseline."""
+    from .settings import settings
+    from .socs import GPU_SOCS
+
+    gpu_soc = gpu_soc or settings().gpu_soc
+    if not gpu_soc or gpu_soc in GPU_SOCS:
+        return gpu_soc
+    with db.sessions() as session:
+        measured = set(
+            session.scalars(select(Baseline.soc).where(Baseline.backend == "cuda").distinct())
+        )
+    if gpu_soc not in measured:
+        known = sorted(measured | set(GPU_SOCS))
+        raise UserError(
+            f"unknown GPU soc {gpu_soc!r} for the GPU baseline; one of {', '.join(known)}"
+        )
+    return gpu_soc

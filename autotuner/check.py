@@ -1,26 +1,30 @@
 """`autotune check`: has the frozen port got slower than its baseline?
 
 For every (case, part) of an op with a "port_frozen" baseline on the soc (the newest one), the
-port is timed again through its launchers exactly as `autotune baseline` timed it, and the new
-single-call samples are compared with the baseline's stored samples. A regression needs both:
+frozen port is timed again, interleaved with a reference that did not change: upstream at its
+defaults on the same device, else (where upstream cannot run the case) the port at upstream's
+default configs, whichever `autotune baseline` measured beside the frozen port. The verdict
+judges the frozen/reference ratio now against the same ratio at baseline time, so clocks,
+co-load and machine drift, which move both alike, cancel. A regression needs both:
 
-- the median slowed by more than the threshold, 5% by default (`AUTOTUNE_CHECK_THRESHOLD` or
+- the ratio grew by more than the threshold, 5% by default (`AUTOTUNE_CHECK_THRESHOLD` or
   `--threshold`): the p20-p80 bands of the H200 baselines in docs/benchmarks.md are mostly within
   a few percent of their medians, so a smaller threshold would flag the machine's noise and a
   larger one would let real losses through;
-- a one-sided Mann-Whitney U test saying the new samples tend to be larger, p < 0.01: a median
-  beyond the threshold inside a band that wide is not evidence.
+- a one-sided Mann-Whitney U test on the samples divided by their reference's median saying the
+  new ones tend to be larger, p < 0.01.
 
-Each verdict is stored (CheckVerdict) with the ratio of the new median to the newest upstream GPU
-baseline of the (case, part), where there is one. On `cpu` the times are interpreter times: they
-are checked against interpreter baselines only, and never compared with a GPU.
+A suspect is measured again in a second, independent interleaved round and reported only if that
+round finds it too. The absolute change of the frozen port's median is kept as information.
+Each verdict is stored (CheckVerdict) with the ratio of the new median to the GPU baseline of the
+(case, part), where there is one. On `cpu` the times are interpreter times: they are checked
+against interpreter baselines only, and never compared with a GPU.
 """
 
 from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import select
@@ -29,7 +33,14 @@ from ops.spec import OpSpec
 from storage import Baseline, CheckVerdict, Database
 
 from .backends import Backend, Timing
-from .baseline import FrozenSet, frozen_run, latest, measure_samples
+from .baseline import (
+    FrozenSet,
+    chosen_gpu_soc,
+    frozen_run,
+    gpu_baseline,
+    latest,
+    measure_interleaved,
+)
 from .environment import environment
 from .errors import UserError
 from .stats import mann_whitney_less
@@ -52,9 +63,20 @@ def compare(now: list[float], before: list[float], threshold: float) -> Comparis
     return Comparison(change, p_value, change > threshold and p_value < ALPHA)
 
 
-def _utc(moment: datetime) -> datetime:
-    """SQLite hands back naive times (stored in UTC)."""
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+def compare_relative(
+    now: list[float],
+    reference_now: list[float],
+    before: list[float],
+    reference_before: list[float],
+    threshold: float,
+) -> Comparison:
+    """`compare` of the samples divided by their reference's median: drift cancels."""
+    scale_now, scale_before = statistics.median(reference_now), statistics.median(reference_before)
+    return compare([x / scale_now for x in now], [x / scale_before for x in before], threshold)
+
+
+#: The unchanged references a frozen baseline can be judged against, in order of preference.
+REFERENCE_SOURCES = ("upstream", "port_default")
 
 
 @dataclass(frozen=True)
@@ -82,7 +104,11 @@ class Checked:
             "threshold": v.threshold,
             "regressed": v.regressed,
             "gpu_ratio": v.gpu_ratio,
-            "checked_at": _utc(v.checked_at).isoformat(),
+            "reference": v.reference_source,
+            "reference_ms": v.reference_ms,
+            "absolute_change": v.absolute_change,
+            "rounds": v.rounds,
+            "checked_at": v.checked_at.isoformat(),
         }
 
 
@@ -108,19 +134,45 @@ def _baselines(db: Database, spec: OpSpec, soc: str) -> list[Baseline]:
         return [latest(session, spec.name, case, part, "port_frozen", soc) for case, part in pairs]
 
 
-def _gpu_ratio(db: Database, row: Baseline, median_ms: float, backend: Backend) -> float | None:
-    """New median / newest upstream GPU median of the (case, part); interpreter times never."""
+def _reference(db: Database, row: Baseline) -> Baseline | None:
+    """The reference measured in the same `autotune baseline` as the frozen row: the newest
+    upstream (else port_default) row of its (case, part) and soc not newer than it."""
+    with db.sessions() as session:
+        for source in REFERENCE_SOURCES:
+            query = select(Baseline).where(
+                Baseline.op == row.op,
+                Baseline.soc == row.soc,
+                Baseline.case_name == row.case_name,
+                Baseline.part == row.part,
+                Baseline.source == source,
+                Baseline.measured_at <= row.measured_at,
+            )
+            found = session.scalars(
+                query.order_by(Baseline.measured_at.desc(), Baseline.id.desc())
+            ).first()
+            if found is not None:
+                return found
+    return None
+
+
+def _gpu_ratio(
+    db: Database, row: Baseline, median_ms: float, backend: Backend, gpu_soc: str | None
+) -> float | None:
+    """New median / the GPU baseline's median of the (case, part); interpreter times never."""
     if backend.is_interpreter:
         return None
     with db.sessions() as session:
-        gpu = latest(session, row.op, row.case_name, row.part, "upstream")
+        gpu = gpu_baseline(session, row.op, row.case_name, row.part, gpu_soc)
     return median_ms / gpu.median_ms if gpu and gpu.median_ms > 0 else None
 
 
-def check(db: Database, spec: OpSpec, backend: Backend, threshold: float) -> CheckReport:
-    """Re-time every baselined frozen (case, part) and store a verdict for each."""
+def check(
+    db: Database, spec: OpSpec, backend: Backend, threshold: float, gpu_soc: str | None = None
+) -> CheckReport:
+    """Re-time every baselined frozen (case, part) beside its reference; store a verdict each."""
     if not threshold >= 0:  # NaN too
         raise UserError(f"--threshold must be a share >= 0, e.g. 0.05; got {threshold}")
+    gpu_soc = chosen_gpu_soc(db, gpu_soc)
     baselines = _baselines(db, spec, backend.soc)
     frozen = FrozenSet.read(spec, backend.soc)
     env = environment(backend)
@@ -141,9 +193,31 @@ def check(db: Database, spec: OpSpec, backend: Backend, threshold: float) -> Che
         if run is None:
             skipped.append(f"{row.case_name} {row.part}: not frozen on {backend.soc} any more")
             continue
-        samples = measure_samples(backend, run[1])
+        reference = _reference(db, row)
+        if reference is None:
+            skipped.append(
+                f"{row.case_name} {row.part}: no upstream or port_default baseline measured with "
+                "the frozen one to judge it against; run `autotune baseline` again"
+            )
+            continue
+        inputs = inputs_of[case.name]
+        if reference.source == "upstream":
+            reference_call = spec.upstream_part(row.part, inputs, case)
+        else:
+            reference_call = spec.port_part(row.part, inputs, reference.configs)
+        if reference_call is None:
+            skipped.append(f"{row.case_name} {row.part}: upstream cannot run it here")
+            continue
+        rounds = 0
+        while True:  # a suspect is confirmed by a second, independent round
+            rounds += 1
+            reference_now, samples = measure_interleaved(backend, [reference_call, run[1]])
+            outcome = compare_relative(
+                samples, reference_now, row.samples, reference.samples, threshold
+            )
+            if not outcome.regressed or rounds == 2:
+                break
         timing = Timing.of(samples)
-        outcome = compare(samples, row.samples, threshold)
         verdict = CheckVerdict(
             op=spec.name,
             soc=backend.soc,
@@ -156,7 +230,11 @@ def check(db: Database, spec: OpSpec, backend: Backend, threshold: float) -> Che
             p_value=outcome.p_value,
             threshold=threshold,
             regressed=outcome.regressed,
-            gpu_ratio=_gpu_ratio(db, row, timing.median_ms, backend),
+            gpu_ratio=_gpu_ratio(db, row, timing.median_ms, backend, gpu_soc),
+            reference_source=reference.source,
+            reference_ms=statistics.median(reference_now),
+            absolute_change=timing.median_ms / row.median_ms - 1,
+            rounds=rounds,
             environment=env,
         )
         checked.append(Checked(row, verdict))

@@ -36,6 +36,14 @@ DbOption = Annotated[
     str | None,
     typer.Option(help="Database URL (default: AUTOTUNE_DB, else sqlite:///autotune.db)."),
 ]
+GpuSocOption = Annotated[
+    str | None,
+    typer.Option(
+        "--gpu-soc",
+        help="The GPU whose upstream times are the GPU baseline, e.g. H200 (default: "
+        "AUTOTUNE_GPU_SOC, else the newest upstream row measured on any GPU).",
+    ),
+]
 
 
 def _database(url: str | None):
@@ -378,6 +386,7 @@ def freeze(
         ),
     ] = False,
     db: DbOption = None,
+    gpu_soc: GpuSocOption = None,
 ) -> None:
     """Write each study's verified winner into the kernel file, the performance json and frozen_configs/."""
     from ops import get_op
@@ -388,7 +397,9 @@ def freeze(
     spec = get_op(op)
     if soc not in KNOWN_SOCS:
         raise UserError(f"unknown soc {soc!r}; known socs: {', '.join(KNOWN_SOCS)}")
-    result = run_freeze(_database(db), spec, soc, label=label, dry_run=dry_run, force=force)
+    result = run_freeze(
+        _database(db), spec, soc, label=label, dry_run=dry_run, force=force, gpu_soc=gpu_soc
+    )
     if dry_run:
         console.print(result.diff() or "no change", markup=False, highlight=False, soft_wrap=True)
         return
@@ -466,6 +477,7 @@ def check(
             "regression (default: AUTOTUNE_CHECK_THRESHOLD, else 0.05)."
         ),
     ] = None,
+    gpu_soc: GpuSocOption = None,
 ) -> None:
     """Re-time the frozen port against its baselines; exit 1 on a significant slow-down."""
     import json
@@ -482,24 +494,25 @@ def check(
     if backend.is_interpreter:
         _quiet_interpreter()
     threshold = settings().check_threshold if threshold is None else threshold
-    report = run_check(_database(db), spec, backend, threshold)
+    report = run_check(_database(db), spec, backend, threshold, gpu_soc)
     if as_json:
         print(json.dumps([c.as_dict() for c in report.checked], indent=1))
     else:
         table = Table(
-            title=f"check of {op} on {backend.describe()}: a regression is > {threshold:.0%} "
-            f"slower with p < {ALPHA}"
+            title=f"check of {op} on {backend.describe()}: a regression is a frozen/reference "
+            f"ratio > {threshold:.0%} above its baseline's, with p < {ALPHA}, in two rounds"
             + (" (interpreter times, never a performance claim)" if backend.is_interpreter else "")
         )
-        for column in ("case", "part", "label", "baseline ms", "now ms", "change %", "p-value",
-                       "GPU ratio", "verdict"):  # fmt: skip
-            numeric = column not in ("case", "part", "label", "verdict")
+        for column in ("case", "part", "label", "reference", "baseline ms", "now ms",
+                       "ratio change %", "p-value", "absolute change %", "GPU ratio", "verdict"):  # fmt: skip
+            numeric = column not in ("case", "part", "label", "reference", "verdict")
             table.add_column(column, justify="right" if numeric else "left")
         for c in report.checked:
             v = c.verdict
             table.add_row(
-                v.case_name, v.part, v.label or "-", _fmt(c.baseline.median_ms), _fmt(v.median_ms),
-                f"{v.change:+.1%}", _fmt(v.p_value), _fmt(v.gpu_ratio),
+                v.case_name, v.part, v.label or "-", v.reference_source or "-",
+                _fmt(c.baseline.median_ms), _fmt(v.median_ms), f"{v.change:+.1%}", _fmt(v.p_value),
+                f"{v.absolute_change:+.1%}", _fmt(v.gpu_ratio),
                 "[red]REGRESSED[/]" if v.regressed else "[green]ok[/]",
             )  # fmt: skip
         console.print(table)

@@ -24,7 +24,7 @@ from ops.spec import OpSpec
 from storage import Database, FrozenVersion, Run, StudyRecord
 
 from . import performance_json
-from .baseline import latest
+from .baseline import chosen_gpu_soc, gpu_baseline
 from .errors import UserError
 from .files import write_files
 from .generated_block import read_frozen, replace_block
@@ -81,8 +81,11 @@ def _cases(spec: OpSpec, soc: str):
     return spec.cases("accuracy" if soc == CPU else "performance")
 
 
-def collect(db: Database, spec: OpSpec, soc: str, force: bool) -> tuple[list[Entry], list[str]]:
+def collect(
+    db: Database, spec: OpSpec, soc: str, force: bool, gpu_soc: str | None = None
+) -> tuple[list[Entry], list[str]]:
     """The winners of the studies of the current kernel sources on this soc."""
+    gpu_soc = chosen_gpu_soc(db, gpu_soc)
     storage = optuna_storage(db)
     entries, untuned = [], []
     with db.sessions() as session:
@@ -95,7 +98,7 @@ def collect(db: Database, spec: OpSpec, soc: str, force: bool) -> tuple[list[Ent
                     untuned.append(f"{kernel.name} {case.name}")
                     continue
                 entry = _entry(session, storage, record, kernel.name, case, force)
-                entry.numbers.update(_gpu_baseline(session, spec, kernel.name, case.name))
+                entry.numbers.update(_gpu_baseline(session, spec, kernel.name, case.name, gpu_soc))
                 entries.append(entry)
     if not entries:
         raise UserError(
@@ -144,10 +147,12 @@ def _entry(session, storage, record: StudyRecord, kernel: str, case, force: bool
     return Entry(kernel, case.name, case.dtype, dict(case.shape), dict(verdict["winner"]), numbers)
 
 
-def _gpu_baseline(session, spec: OpSpec, kernel: str, case: str) -> dict[str, Any]:
-    """The newest upstream GPU time of the part that is this kernel alone, when there is one."""
+def _gpu_baseline(
+    session, spec: OpSpec, kernel: str, case: str, gpu_soc: str | None
+) -> dict[str, Any]:
+    """The GPU baseline of the part that is this kernel alone, when there is one."""
     part = next((name for name, kernels in spec.parts.items() if kernels == (kernel,)), None)
-    row = latest(session, spec.name, case, part, "upstream") if part else None
+    row = gpu_baseline(session, spec.name, case, part, gpu_soc) if part else None
     return {
         "gpu_baseline_ms": row.median_ms if row else None,
         "gpu_baseline_soc": row.soc if row else None,
@@ -225,10 +230,17 @@ def latest_label(db: Database, op: str, soc: str) -> str | None:
 
 
 def freeze(
-    db: Database, spec: OpSpec, soc: str, *, label: str | None, dry_run: bool, force: bool
+    db: Database,
+    spec: OpSpec,
+    soc: str,
+    *,
+    label: str | None,
+    dry_run: bool,
+    force: bool,
+    gpu_soc: str | None = None,
 ) -> FreezeResult:
     label = label or latest_label(db, spec.name, soc) or "M1"
-    entries, untuned = collect(db, spec, soc, force)
+    entries, untuned = collect(db, spec, soc, force, gpu_soc)
     result = FreezeResult(label, entries, untuned)
     with FileLock(str(atk_dir(spec.name) / ".freeze.lock")):
         for path, text in new_texts(spec, soc, label, entries).items():

@@ -23,6 +23,8 @@ class Settings(BaseSettings):
     api_token: str | None = None
     #: Largest import upload the service reads (bytes); a larger one is answered with 413.
     import_max_bytes: int = 8 * 1024 * 1024
+    #: The GPU whose upstream times are the GPU baseline (e.g. H200); unset: the newest GPU row.
+    gpu_soc: str | None = None
     #: Relative slow-down `autotune check` calls a regression when it is also significant.
     check_threshold: float = 0.05
 

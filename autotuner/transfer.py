@@ -17,10 +17,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 from sqlalchemy import select
 
 from storage import Baseline, Database, FrozenVersion
+from storage.models import measuring_backend
 
 from .errors import UserError
 from .files import write_files
@@ -65,8 +74,16 @@ class BaselineRecord(_Record):
     n: int = Field(ge=1)
     samples: list[float] = Field(min_length=1)
     interpreter: bool
+    #: Exports made before it was recorded leave it out; it follows from soc and interpreter.
+    backend: Literal["cuda", "npu", "cpu"] | None = None
     environment: JsonObject
     measured_at: Time
+
+    @model_validator(mode="after")
+    def _backend(self) -> BaselineRecord:
+        if self.backend is None:
+            self.backend = measuring_backend(self.soc, self.interpreter)
+        return self
 
 
 class FrozenVersionRecord(_Record):

@@ -47,6 +47,20 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
+def measuring_backend(soc: str, interpreter: bool) -> str:
+    """The backend a row of this soc came from: "cpu", "npu" (Ascend socs) or "cuda"."""
+    if interpreter:
+        return "cpu"
+    return (
+        "npu" if soc in ("950PR", "950DT", "910B", "910_93") or soc.startswith("Ascend") else "cuda"
+    )
+
+
+def _backend_of(context: Any) -> str:
+    row = context.get_current_parameters()
+    return measuring_backend(row["soc"], bool(row.get("interpreter")))
+
+
 class Base(DeclarativeBase):
     type_annotation_map = {
         dict[str, Any]: JSON,
@@ -181,6 +195,10 @@ class Baseline(Base):
     n: Mapped[int] = mapped_column(Integer)
     samples: Mapped[list[float]]  # single-call times (ms) in the order they ran
     interpreter: Mapped[bool] = mapped_column(Boolean, default=False)  # never a performance number
+    #: What measured it: "cuda" (a GPU: only these rows are GPU baselines), "npu" or "cpu" (the
+    #: interpreter). Set by `autotune baseline`; rows made without it get it from soc and
+    #: interpreter, as migration 0006 gave the rows before it.
+    backend: Mapped[str] = mapped_column(String(16), default=lambda ctx: _backend_of(ctx))
     environment: Mapped[dict[str, Any]]
     measured_at: Mapped[datetime] = mapped_column(default=utcnow)
 
@@ -204,10 +222,17 @@ class CheckVerdict(Base):
     p20_ms: Mapped[float] = mapped_column(Float)
     p80_ms: Mapped[float] = mapped_column(Float)
     n: Mapped[int] = mapped_column(Integer)
-    change: Mapped[float] = mapped_column(Float)  # median now / baseline median - 1
+    change: Mapped[float] = mapped_column(Float)  # (frozen / reference) now / at baseline - 1
     p_value: Mapped[float] = mapped_column(Float)  # that now is slower than the baseline
     threshold: Mapped[float] = mapped_column(Float)
     regressed: Mapped[bool] = mapped_column(Boolean)
     gpu_ratio: Mapped[float | None] = mapped_column(Float)  # median now / GPU baseline median
+    #: The unchanged reference re-measured beside the frozen port ("upstream" or "port_default"),
+    #: its median now, the frozen port's own median change (information: `change` is the change
+    #: of the frozen/reference ratio) and the interleaved rounds (2: a suspect was re-measured).
+    reference_source: Mapped[str | None] = mapped_column(String(32))
+    reference_ms: Mapped[float | None] = mapped_column(Float)
+    absolute_change: Mapped[float | None] = mapped_column(Float)
+    rounds: Mapped[int] = mapped_column(Integer, default=1)
     environment: Mapped[dict[str, Any]]
     checked_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import select
 
 import autotuner.check
+import autotuner.settings
 from autotuner.backends.cpu import CpuBackend
 from autotuner.check import check, compare
 from autotuner.errors import UserError
@@ -88,24 +89,45 @@ def baseline(**overrides) -> Baseline:
     return Baseline(**{**values, **overrides})
 
 
-def test_check_stores_a_verdict_against_the_newest_baseline(tree, tmp_path, monkeypatch):
-    freeze_case("H200")
+REFERENCE = [0.5 + 0.001 * i for i in range(50)]  # upstream beside it: median 0.5245 ms
+
+
+def rounds_of(monkeypatch, *rounds):
+    """Make each interleaved measurement return the next (reference, frozen) samples."""
+    queue = list(rounds)
+    monkeypatch.setattr(autotuner.check, "measure_interleaved", lambda backend, calls: queue.pop(0))
+    return queue
+
+
+def seeded_check_db(tmp_path):
+    """Frozen and upstream rows of one baseline run on the H200, with distractors."""
     db = open_database(f"sqlite:///{tmp_path}/x.db")
     old = baseline(samples=[x * 2 for x in BEFORE], measured_at=datetime(2026, 11, 1, tzinfo=UTC))
     newest = baseline()
-    gpu = baseline(source="upstream", label=None, median_ms=0.5)
+    upstream = baseline(source="upstream", label=None, median_ms=0.5245, samples=REFERENCE,
+                        measured_at=datetime(2026, 11, 30, 11, 59, tzinfo=UTC))  # fmt: skip
     interpreted = baseline(soc="cpu", source="upstream", label=None, median_ms=9.0,
                            interpreter=True, measured_at=datetime(2026, 12, 1, tzinfo=UTC))  # fmt: skip
+    on_npu = baseline(soc="950PR", source="upstream", label=None, median_ms=3.0,
+                      measured_at=datetime(2026, 12, 2, tzinfo=UTC))  # fmt: skip
     stale = baseline(case_name="b4_n16_d40_fp32")  # baselined once, not frozen on H200 any more
     with db.sessions() as session:
-        session.add_all([old, newest, gpu, interpreted, stale])
+        session.add_all([old, newest, upstream, interpreted, on_npu, stale])
         session.commit()
-    now = [x * 1.2 for x in BEFORE]
-    monkeypatch.setattr(autotuner.check, "measure_samples", lambda backend, call: now)
+    return db, newest
+
+
+def test_a_slower_frozen_port_beside_an_unchanged_reference_is_a_confirmed_regression(
+    tree, tmp_path, monkeypatch
+):
+    freeze_case("H200")
+    db, newest = seeded_check_db(tmp_path)
+    slower = [x * 1.2 for x in BEFORE]
+    queue = rounds_of(monkeypatch, (REFERENCE, slower), (REFERENCE, slower))
 
     report = check(db, get_op(OP), FakeH200(), threshold=0.05)
 
-    assert report.regressed
+    assert report.regressed and queue == []  # two rounds: suspected, then confirmed
     assert report.skipped == ["b4_n16_d40_fp32 fwd: not frozen on H200 any more"]
     (checked,) = report.checked
     assert checked.baseline.id == newest.id
@@ -114,14 +136,73 @@ def test_check_stores_a_verdict_against_the_newest_baseline(tree, tmp_path, monk
     assert (stored.case_name, stored.part, stored.label, stored.baseline_id) == (
         CASE, "fwd", "M1", newest.id,
     )  # fmt: skip
-    assert stored.regressed and stored.threshold == 0.05
-    assert stored.change == pytest.approx(0.2)
+    assert stored.regressed and stored.threshold == 0.05 and stored.rounds == 2
+    assert stored.reference_source == "upstream"
+    assert stored.change == pytest.approx(0.2) and stored.absolute_change == pytest.approx(0.2)
     assert stored.median_ms == pytest.approx(1.049 * 1.2)
-    assert stored.gpu_ratio == pytest.approx(
-        1.049 * 1.2 / 0.5
-    )  # the GPU row, not the interpreter's
+    # The GPU row: not the interpreter's, not upstream measured on an NPU, though both are newer.
+    assert stored.gpu_ratio == pytest.approx(1.049 * 1.2 / 0.5245)
     assert stored.environment["soc"] == "H200"
     assert checked.as_dict()["regressed"] is True
+
+
+def test_drift_that_slows_the_reference_alike_is_no_regression(tree, tmp_path, monkeypatch):
+    """A busy or throttled machine: everything 30% slower, the ratio unchanged."""
+    freeze_case("H200")
+    db, _ = seeded_check_db(tmp_path)
+    queue = rounds_of(monkeypatch, ([x * 1.3 for x in REFERENCE], [x * 1.3 for x in BEFORE]))
+
+    (checked,) = check(db, get_op(OP), FakeH200(), threshold=0.05).checked
+
+    v = checked.verdict
+    assert not v.regressed and v.rounds == 1 and queue == []
+    assert v.change == pytest.approx(0.0, abs=1e-9) and v.absolute_change == pytest.approx(0.3)
+
+
+def test_a_suspect_the_second_round_clears_is_not_reported(tree, tmp_path, monkeypatch):
+    freeze_case("H200")
+    db, _ = seeded_check_db(tmp_path)
+    rounds_of(monkeypatch, (REFERENCE, [x * 1.2 for x in BEFORE]), (REFERENCE, BEFORE))
+
+    (checked,) = check(db, get_op(OP), FakeH200(), threshold=0.05).checked
+
+    assert not checked.verdict.regressed and checked.verdict.rounds == 2
+
+
+def test_gpu_soc_picks_the_gpu_baseline_and_an_unknown_one_is_refused(tree, tmp_path, monkeypatch):
+    freeze_case("H200")
+    db, _ = seeded_check_db(tmp_path)
+    with db.sessions() as session:
+        session.add(baseline(soc="H100", source="upstream", label=None, median_ms=0.25,
+                             measured_at=datetime(2026, 12, 3, tzinfo=UTC)))  # fmt: skip
+        session.commit()
+    rounds_of(monkeypatch, (REFERENCE, BEFORE), (REFERENCE, BEFORE), (REFERENCE, BEFORE))
+    (newest_gpu,) = check(db, get_op(OP), FakeH200(), threshold=0.05).checked
+    assert newest_gpu.verdict.gpu_ratio == pytest.approx(1.049 / 0.25)  # the newest GPU row
+    (h200,) = check(db, get_op(OP), FakeH200(), threshold=0.05, gpu_soc="H200").checked
+    assert h200.verdict.gpu_ratio == pytest.approx(1.049 / 0.5245)
+    monkeypatch.setenv("AUTOTUNE_GPU_SOC", "H200")
+    autotuner.settings.settings.cache_clear()
+    try:
+        (by_setting,) = check(db, get_op(OP), FakeH200(), threshold=0.05).checked
+    finally:
+        monkeypatch.delenv("AUTOTUNE_GPU_SOC")
+        autotuner.settings.settings.cache_clear()
+    assert by_setting.verdict.gpu_ratio == pytest.approx(1.049 / 0.5245)
+    refused = autotune("check", "--op", OP, "--soc", "cpu", "--db", db.url, "--gpu-soc", "950PR")
+    assert refused.returncode == 2
+    (line,) = refused.stderr.strip().splitlines()
+    assert "unknown GPU soc '950PR'" in line
+
+
+def test_a_frozen_baseline_without_a_reference_is_not_checked(tree, tmp_path, monkeypatch):
+    freeze_case("H200")
+    db = open_database(f"sqlite:///{tmp_path}/x.db")
+    with db.sessions() as session:
+        session.add(baseline())  # the port_frozen row alone, as an old database may hold
+        session.commit()
+    with pytest.raises(UserError, match="no upstream or port_default baseline measured with"):
+        check(db, get_op(OP), FakeH200(), threshold=0.05)
 
 
 def test_nothing_baselined_is_a_one_line_error(tree, tmp_path, cpu):
