@@ -124,10 +124,11 @@ class Plan:
         launch_options: frozenset[str],
         limits: DeviceLimits,
         trials: int | float,
+        option_defaults: dict[str, int | str] | None = None,
     ) -> Plan:
         """`trials`: a number of measured configs, or a float in (0, 1]: that share of the
-        feasible configs."""
-        space = space_for(kernel, launch_options)
+        feasible configs. `option_defaults`: the backend's (`Backend.option_defaults`)."""
+        space = space_for(kernel, launch_options, option_defaults)
         default = space.complete(kernel.default(case))
         feasible, rejected = [], {}
         for config in space.configs():
@@ -152,7 +153,8 @@ class Plan:
             default,
             feasible,
             rejected,
-            study_name(op.name, kernel.name, case, soc, source),
+            study_name(op.name, kernel.name, case, soc, source)
+            + ("/simt" if "compile_mode" in launch_options else ""),
             source,
             strategy,
             budget,
