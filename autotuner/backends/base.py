@@ -90,6 +90,11 @@ class Backend(ABC):
     def versions(self) -> dict[str, str]:
         """Versions of the software stack that produced a number (driver, runtime, compiler)."""
 
+    def compiler_notes(self) -> dict[str, bool | int]:
+        """What the compiler said of the kernels compiled since the last call, for the trial's
+        record (Ascend: a multibuffer fallback, the UB used); nothing by default."""
+        return {}
+
     def release_memory(self) -> None:  # noqa: B027 (a no-op where nothing is cached)
         """Give the allocator's cached, unused blocks back: other worker processes share the device."""
 

@@ -39,6 +39,7 @@ from ..errors import UserError
 from ..socs import NPU_SOCS, soc_from_device_name
 from . import triton_ascend
 from .base import Backend, DeviceLimits, Timing
+from .compiler_log import compiler_log
 
 KIB = 1024
 NPU_MODES = ("simd", "simt")
@@ -181,6 +182,9 @@ class NpuBackend(Backend):
             cores=getattr(props, "cube_core_num", None),
             vector_cores=getattr(props, "vector_core_num", None),
         )
+        # The compiler prints the UB a kernel allocates; a copy of its output goes to each trial.
+        os.environ.setdefault("ENABLE_PRINT_UB_BITS", "1")
+        self.compiler_log = compiler_log()
         l2 = getattr(props, "L2_cache_size", 0) or 0
         #: Twice the L2 the device reports (torch_npu's `L2_cache_size`), zeroed before each
         #: repetition so none of the previous one's data is still cached.
@@ -232,6 +236,11 @@ class NpuBackend(Backend):
             end.record()
         self.synchronize()
         return [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
+
+    def compiler_notes(self) -> dict[str, bool | int]:
+        """What the compiler said of the kernels compiled since the last call (see
+        `triton_ascend.notes`); nothing where no compiler log could be kept."""
+        return triton_ascend.notes(self.compiler_log.since_last()) if self.compiler_log else {}
 
     def time(self, fn: Callable[[], Any], **kw: Any) -> Timing:
         kw.setdefault("warmup_ms", WARMUP_MS)

@@ -18,7 +18,7 @@ compiler, in Ascend/AscendNPU-IR (tag v1.2.0):
   to false ...", bishengir/lib/Tools/RetriablePassManager/RetriablePassManager.cpp): a config
   asked with multibuffer on then runs with it off.
 - Used UB: with `ENABLE_PRINT_UB_BITS=1` triton-ascend asks the compiler to print its allocation
-  ("UB size = N bits") and keeps N as `metadata.required_ub_bits` of the compiled kernel.
+  ("UB size = N bits" on stdout; it keeps N as `metadata.required_ub_bits`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from importlib import metadata
-from typing import Any
 
 #: The socs that take the 950's compile path (`compile_on_910_95`).
 FAMILY_950 = ("950PR", "950DT")
@@ -111,14 +110,18 @@ def multibuffer_fell_back(output: str) -> bool:
     return _FALLBACK in output
 
 
+def notes(output: str) -> dict[str, bool | int]:
+    """What a trial records of the compiler's output: a multibuffer fallback, the UB bits used."""
+    found: dict[str, bool | int] = {}
+    if multibuffer_fell_back(output):
+        found["multibuffer_fallback"] = True
+    bits = ub_bits(output)
+    if bits is not None:
+        found["required_ub_bits"] = bits
+    return found
+
+
 def ub_bits(output: str) -> int | None:
     """The UB bits bishengir-compile says a kernel allocates (`ENABLE_PRINT_UB_BITS=1`)."""
     match = _UB_SIZE.search(output)
     return int(match.group(1)) if match else None
-
-
-def required_ub_bits(compiled: Any) -> int | None:
-    """`required_ub_bits` of a compiled kernel's metadata where triton-ascend recorded one (it
-    writes 0 when the compiler printed nothing)."""
-    bits = getattr(getattr(compiled, "metadata", None), "required_ub_bits", None)
-    return int(bits) if bits else None
