@@ -4,6 +4,7 @@ and what `status` reports of it, and asking for an NPU this machine does not hav
 
 import importlib.machinery
 import importlib.util
+import json
 import os
 import re
 import shlex
@@ -751,3 +752,101 @@ def test_run_on_a_950pr_without_one_is_one_line_and_writes_nothing(tmp_path):
     assert lines[0].startswith("error: soc '950PR' needs an Ascend NPU; this machine has: ")
     assert "no Ascend NPU (torch_npu not installed)" in lines[0]
     assert not path.exists() and list(tmp_path.iterdir()) == []
+
+
+# -- `autotune space`, without the soc's device ---------------------------------------------------
+
+ATTENTION = ("space", "--op", "jagged_dense_flash_attention", "--kernel", "fwd")
+ISSUE_CASE = ("--case", "b1024_n256_d128_t128_bf16")
+
+
+def space_json(*args: str) -> dict:
+    result = run_cli(*ATTENTION, *ISSUE_CASE, *args, "--json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("soc", ["950PR", "910B"])
+def test_space_json_of_the_attention_forward_has_no_warps_in_simd_mode(soc):
+    report = space_json("--soc", soc)
+    assert [t["name"] for t in report["tunables"]] == ["BLOCK_T", "BLOCK_L", "multibuffer"]
+    configs = report["feasible"] + [r["config"] for r in report["rejected"]]
+    assert len(configs) == 32 and not any("num_warps" in c for c in configs)
+    assert {"BLOCK_T": 128, "BLOCK_L": 32, "multibuffer": True} in report["feasible"]
+    assert all(r["reason"].startswith("tiles need ") for r in report["rejected"])
+    assert {"config": {"BLOCK_T": 128, "BLOCK_L": 128, "multibuffer": True},
+            "reason": f"tiles need 361472 B of unified buffer, over {npu_limits(soc).unified_buffer_bytes} B"} in report["rejected"]  # fmt: skip
+    assert report["default"]["config"]["multibuffer"] is (soc == "910B")
+
+
+def test_space_in_simt_mode_searches_warps_and_says_why_it_rejects():
+    report = space_json("--soc", "950PR", "--npu-mode", "simt")
+    assert [t["values"] for t in report["tunables"]][2:] == [[8, 16, 32, 64], ["simt_only"]]
+    assert report["default"]["config"] == {
+        "BLOCK_T": 32, "BLOCK_L": 32, "num_warps": 32, "compile_mode": "simt_only"
+    }  # fmt: skip
+    assert len(report["feasible"]) == 60 and len(report["rejected"]) == 4
+    assert {r["reason"] for r in report["rejected"]} == {
+        "tiles need 263168 B of unified buffer, over 221184 B"
+    }
+
+
+def test_space_as_text_lists_every_config():
+    result = run_cli(*ATTENTION, *ISSUE_CASE, "--soc", "H200")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "  num_stages: 2, 3" in lines and "feasible: 96" in lines and "rejected: 0" in lines
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--soc", "910C"), "error: unknown soc '910C'; known socs: cpu, 950PR"),
+        (("--soc", "910B", "--npu-mode", "simt"), "error: --npu-mode simt needs a 950 soc"),
+        (("--soc", "H200", "--npu-mode", "simt"), "error: --npu-mode simt is for an Ascend soc"),
+        (("--soc", "950PR", "--npu-mode", "mimd"), "error: unknown --npu-mode 'mimd'"),
+    ],
+)
+def test_space_bad_soc_or_mode_is_one_line_and_exit_2(args, message):
+    result = run_cli(*ATTENTION, *ISSUE_CASE, *args)
+    assert result.returncode == 2 and result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert result.stderr.startswith(message), result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--op", "nope", "--kernel", "fwd", "--case", "x"), "error: unknown op 'nope'"),
+        (
+            ("--op", "jagged_dense_flash_attention", "--kernel", "bwd", "--case", "x"),
+            "error: unknown kernel 'bwd' for jagged_dense_flash_attention; valid: fwd,",
+        ),
+        (
+            ("--op", "jagged_dense_flash_attention", "--kernel", "fwd", "--case", "b1"),
+            "error: unknown case 'b1' for jagged_dense_flash_attention; valid: ",
+        ),
+    ],
+)
+def test_space_bad_op_kernel_or_case_is_one_line_and_exit_2(args, message):
+    result = run_cli("space", *args, "--soc", "910B")
+    assert result.returncode == 2 and result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert result.stderr.startswith(message), result.stderr
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("torch_npu") is not None, reason="torch_npu is installed here"
+)
+def test_run_with_a_bad_npu_mode_is_one_line_and_writes_nothing(tmp_path):
+    path = tmp_path / "x.db"
+    for soc, mode, message in [
+        ("950PR", "mimd", "error: unknown --npu-mode 'mimd'; use one of simd, simt"),
+        ("cpu", "simt", "error: --npu-mode simt is for an Ascend soc, not 'cpu'"),
+    ]:
+        result = run_cli(
+            "run", "--op", "jagged_to_padded_dense", "--soc", soc, "--npu-mode", mode,
+            "--db", f"sqlite:///{path}",
+        )  # fmt: skip
+        assert result.returncode == 2 and result.stderr.strip() == message
+    assert list(tmp_path.iterdir()) == []
