@@ -337,7 +337,7 @@ def test_a_gpu_space_has_warps_and_stages_and_no_multibuffer():
 
 
 def test_multibuffer_is_an_on_off_category_kept_as_booleans():
-    space = space_for(FA.kernel("fwd"), npu_launch_options("910B"))
+    space = space_for(FA.kernel("fwd"), npu_launch_options())
     distributions = space.distributions()
     assert distributions["multibuffer"] == CategoricalDistribution((False, True))
     config = {"BLOCK_T": 64, "BLOCK_L": 16, "multibuffer": False}
