@@ -32,6 +32,13 @@ SocOption = Annotated[
 DeviceOption = Annotated[
     str, typer.Option("--soc", help="The device: a GPU such as H200, an NPU, or cpu.")
 ]
+NpuModeOption = Annotated[
+    str,
+    typer.Option(
+        "--npu-mode",
+        help="Ascend only: simd (the default) or simt (950 family: compile_mode=simt_only, warps searched).",
+    ),
+]
 DbOption = Annotated[
     str | None,
     typer.Option(help="Database URL (default: AUTOTUNE_DB, else sqlite:///autotune.db)."),
@@ -283,6 +290,7 @@ def run(
         ),
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No live display and no table.")] = False,
+    npu_mode: NpuModeOption = "simd",
 ) -> None:
     """Search launch configs: one Optuna study per (kernel, case, soc), every trial logged."""
     from rich.progress import (
@@ -328,7 +336,7 @@ def run(
     try:
         with progress:
             records = runner.run(op, soc, kernels=kernel, cases=case, trials=_parse_trials(trials), db_url=url, seed=seed,
-                                 timeout_s=timeout, restart=restart, on_study=on_study, on_progress=on_progress)  # fmt: skip
+                                 timeout_s=timeout, restart=restart, npu_mode=npu_mode, on_study=on_study, on_progress=on_progress)  # fmt: skip
     except KeyboardInterrupt:
         err_console.print(
             "interrupted: the database is consistent; run the same command again to resume"
@@ -677,6 +685,26 @@ def lint(
         err_console.print(f"{len(problems)} problem(s)")
         raise typer.Exit(1)
     console.print(f"{target}: no problems")
+
+
+@app.command()
+def space(
+    op: Annotated[str, typer.Option("--op", help="The op.")],
+    kernel: Annotated[str, typer.Option("--kernel", help="One kernel of the op.")],
+    case: Annotated[
+        str, typer.Option("--case", help="One case of the op (accuracy or performance).")
+    ],
+    soc: DeviceOption,
+    npu_mode: NpuModeOption = "simd",
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """A kernel's search space on a case and soc: every config, feasible or rejected and why."""
+    import json
+
+    from .space_report import describe, render
+
+    report = describe(op, kernel, case, soc, npu_mode)
+    print(json.dumps(report) if as_json else render(report))
 
 
 @app.command("ops")

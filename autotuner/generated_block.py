@@ -22,9 +22,12 @@ BEGIN_MARKER = (
 )
 END_MARKER = "# <<< autotune generated block <<<"
 #: Launch options each device type understands; constexpr tunables are the BLOCK_* names. On an
-#: NPU, triton-ascend uses num_warps in SIMT mode (the 950 family) and ignores it in SIMD mode;
-#: only the 950 socs search it (autotuner.backends.npu).
-LAUNCH_OPTIONS = {"cuda": ("num_warps", "num_stages"), "npu": ("multibuffer", "num_warps")}
+#: NPU, num_warps goes only with compile_mode="simt_only" (SIMT code, `--npu-mode simt`):
+#: triton-ascend's SIMD code never reads it (autotuner.backends.npu).
+LAUNCH_OPTIONS = {
+    "cuda": ("num_warps", "num_stages"),
+    "npu": ("multibuffer", "num_warps", "compile_mode"),
+}
 
 FrozenConfigs = dict[str, dict[str, list[dict[str, Any]]]]
 
@@ -52,7 +55,7 @@ def render_block(frozen: FrozenConfigs) -> str:
         frozen=format_literal(ordered, prefix=len("FROZEN_CONFIGS = ")),
         soc_patterns=format_literal(SOC_PATTERNS, prefix=len("_SOC_PATTERNS = ")),
         vendor_words=format_literal(VENDOR_WORDS),
-        launch_options=format_literal(LAUNCH_OPTIONS),
+        launch_options=format_literal(LAUNCH_OPTIONS, prefix=len("_LAUNCH_OPTIONS = ")),
     )
 
 

@@ -7,9 +7,12 @@ config as second reference (the CANN dual-reference ratios, else the single-refe
 so that a few far-off elements, which a norm hides, fail the trial and not a later verify.
 
 The other failure categories: "compile" (the compiler rejected the config), "resource" (out of
-shared memory, registers or device memory), "ub_overflow" (Ascend: tiles over the unified
-buffer), "runtime" (any other error), and, set by the parent, "timeout" and "crash" (the worker
-was replaced).
+shared memory, registers or device memory), "ub_overflow", "cbuf_overflow" and "cc_overflow"
+(Ascend: tiles over the unified buffer, dot operands over L1, dot results over L0C), "runtime"
+(any other error), and, set by the parent, "timeout" and "crash" (the worker was replaced).
+
+What the compiler said of a compile (Ascend: a multibuffer fallback, the UB used) goes with the
+outcome in `extra`.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from ops.spec import Case, Config
 
 from .accuracy import Errors, judge, measure
 from .backends import Backend, Timing
+from .backends.triton_ascend import overflow_category
 
 
 @dataclass
@@ -58,8 +62,9 @@ def _compiler_errors(exc: BaseException) -> list[str]:
 
 def classify(exc: BaseException) -> str:
     text = "\n".join([f"{type(exc).__name__}: {exc}", *_compiler_errors(exc)]).lower()
-    if "ub overflow" in text:
-        return "ub_overflow"
+    overflow = overflow_category(text)
+    if overflow:
+        return overflow
     if (
         "outofresources" in text
         or "out of resource" in text
@@ -164,17 +169,23 @@ class CaseRunner:
                 category,
                 short(exc),
                 restart=category == "runtime" and not self.backend.is_interpreter,
+                extra=self.backend.compiler_notes(),
             )
         compile_s = time.perf_counter() - start
+        notes = self.backend.compiler_notes()
         error = self.error(outputs)
         if not error <= self.tolerance:
             message = f"relative error {error:.3g} over the {self.case.dtype} tolerance {self.tolerance:g}"
-            return Outcome(False, "wrong_result", message, compile_s=compile_s, error=error)
+            return Outcome(
+                False, "wrong_result", message, compile_s=compile_s, error=error, extra=notes
+            )
         failure = self.element_failure(outputs)
         if failure:
-            return Outcome(False, "wrong_result", failure, compile_s=compile_s, error=error)
+            return Outcome(
+                False, "wrong_result", failure, compile_s=compile_s, error=error, extra=notes
+            )
         timing: Timing = self.backend.time(lambda: self.launch(config))
-        return Outcome(True, timing=timing.as_dict(), compile_s=compile_s, error=error)
+        return Outcome(True, timing=timing.as_dict(), compile_s=compile_s, error=error, extra=notes)
 
     def samples(self, config: Config, reps: int) -> list[float]:
         """At least `reps` single-call times (ms), at least 20 ms of kernel time, for re-timing."""

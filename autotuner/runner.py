@@ -72,6 +72,7 @@ def run(
     seed: int,
     timeout_s: float,
     restart: bool = False,
+    npu_mode: str = "simd",
     on_study: Callable[[Plan], None] | None = None,
     on_progress: Callable[[Progress], None] | None = None,
 ) -> list[StudyRecord]:
@@ -79,7 +80,7 @@ def run(
         raise UserError(
             f"--trials must be a positive number of trials per study or a share in (0%, 100%], not {trials}"
         )
-    backend = get_backend(soc)
+    backend = get_backend(soc, npu_mode)
     selection = select(op, backend, kernels, cases)
     db = open_database(db_url)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -125,6 +126,7 @@ def run(
                         backend.launch_options,
                         backend.limits,
                         trials,
+                        backend.option_defaults,
                     )
                     if restart:
                         discard_study(db, plan.name)

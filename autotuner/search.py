@@ -103,6 +103,19 @@ def study_name(op: str, kernel: str, case: Case, soc: str, source_hash: str) -> 
     return f"{op}/{kernel}/{case.name}/{soc}/{source_hash[:12]}"
 
 
+def retime_candidates(
+    complete: list[optuna.trial.FrozenTrial], default: Config
+) -> list[optuna.trial.FrozenTrial]:
+    """The fastest few trials other than the default's, to re-time against it (`complete` sorted
+    by time). A trial whose compiler turned multibuffer off timed another config than its own;
+    that config has a trial of its own, so it never wins as multibuffered."""
+    return [
+        t
+        for t in complete
+        if t.user_attrs["config"] != default and not t.user_attrs.get("multibuffer_fallback")
+    ][:RETIME_CANDIDATES]
+
+
 @dataclass
 class Plan:
     """Everything fixed about one study before it runs."""
@@ -132,10 +145,11 @@ class Plan:
         launch_options: frozenset[str],
         limits: DeviceLimits,
         trials: int | float,
+        option_defaults: dict[str, int | str] | None = None,
     ) -> Plan:
         """`trials`: a number of measured configs, or a float in (0, 1]: that share of the
-        feasible configs."""
-        space = space_for(kernel, launch_options)
+        feasible configs. `option_defaults`: the backend's (`Backend.option_defaults`)."""
+        space = space_for(kernel, launch_options, option_defaults)
         default = space.complete(kernel.default(case))
         feasible, rejected = [], {}
         for config in space.configs():
@@ -160,7 +174,8 @@ class Plan:
             default,
             feasible,
             rejected,
-            study_name(op.name, kernel.name, case, soc, source),
+            study_name(op.name, kernel.name, case, soc, source)
+            + ("/simt" if "compile_mode" in launch_options else ""),
             source,
             strategy,
             budget,
@@ -461,6 +476,7 @@ class Study:
             "worker": self.worker_name,
             "soc": self.plan.soc,
             "compile_s": outcome.get("compile_s", 0.0),
+            **(outcome.get("extra") or {}),  # what the compiler said (Ascend), see measure.py
         }
         if outcome["ok"]:
             attrs.update(outcome["timing"], error=outcome["error"])
@@ -527,8 +543,9 @@ class Study:
             if not compiled["ok"]:
                 return compiled
             compile_s = compiled["compile_s"]
+            notes = compiled.get("extra") or {}
         else:
-            compile_s = None
+            compile_s, notes = None, {}
         try:
             outcome = self.timer.call(("measure", proposal.config), self.settings.timeout_s)
         except WorkerLost as lost:
@@ -539,6 +556,7 @@ class Study:
             self._prepare_one(self.timer)
         if compile_s is not None:
             outcome["compile_s"] = compile_s
+        outcome["extra"] = {**notes, **(outcome.get("extra") or {})}
         return outcome
 
     def _prepare_one(self, worker: Worker) -> None:
@@ -641,7 +659,7 @@ class Study:
     def _retime(self, complete: list[optuna.trial.FrozenTrial]) -> dict[str, Any]:
         default = self.plan.default
         default_trial = next((t for t in complete if t.user_attrs["config"] == default), None)
-        candidates = [t for t in complete if t.user_attrs["config"] != default][:RETIME_CANDIDATES]
+        candidates = retime_candidates(complete, default)
         configs = ([default] if default_trial else []) + [
             dict(t.user_attrs["config"]) for t in candidates
         ]

@@ -28,10 +28,15 @@ GPU_SOCS = (
 KNOWN_SOCS = (CPU, *NPU_SOCS, *GPU_SOCS)
 
 
-#: (regex over the device name, soc); the first match wins.
+#: (regex over the device name, soc); the first match wins. The 950 family's older names,
+#: `Ascend910_95xx`, carry the chip ids of its newer ones: 9581 is a 950DT's (`Ascend950DT_9581`),
+#: the others in use a 950PR's (Ascend/AscendNPU-IR,
+#: bishengir/include/bishengir/Dialect/HACC/Targets/NPUTargetSpec.td, lists both namings).
 SOC_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"^Ascend950PR", "950PR"),
     (r"^Ascend950DT", "950DT"),
+    (r"^Ascend910_9581", "950DT"),
+    (r"^Ascend910_95", "950PR"),
     (r"^Ascend910B", "910B"),
     (r"^Ascend910_93", "910_93"),
     *((rf"\b{soc}\b", soc) for soc in GPU_SOCS),

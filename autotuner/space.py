@@ -6,12 +6,12 @@ import dataclasses
 import itertools
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from optuna.distributions import BaseDistribution, CategoricalDistribution, IntDistribution
 
-from ops.spec import Case, Config, KernelSpec, Tunable
+from ops.spec import SIMT_ONLY, SIMT_WARPS, Case, Config, KernelSpec, Tunable
 
 from .backends import DeviceLimits
 
@@ -21,9 +21,9 @@ def config_key(config: Config) -> str:
     return json.dumps(dict(sorted(config.items())), separators=(",", ":"))
 
 
-def _are_ints(values: tuple[int, ...]) -> bool:
-    """Integers proper: booleans (on/off options such as multibuffer) are categories."""
-    return not any(isinstance(v, bool) for v in values)
+def _are_ints(values: tuple[int | str, ...]) -> bool:
+    """Integers proper: booleans (on/off options such as multibuffer) and strings are categories."""
+    return all(isinstance(v, int) and not isinstance(v, bool) for v in values)
 
 
 def _is_pow2_run(values: tuple[int, ...]) -> bool:
@@ -60,8 +60,14 @@ class SearchSpace:
 
     def complete(self, config: Config) -> Config:
         """`config` restricted to this space, plus the launch options it leaves out at the value a
-        launch without them gets (e.g. upstream's default, which cannot name multibuffer)."""
-        missing = [t for t in self.tunables if t.name not in config]
+        launch without them gets (e.g. upstream's default, which cannot name multibuffer); a
+        launch option outside this space's values takes that value too (upstream's 4 warps in
+        Ascend's SIMT space)."""
+        missing = [
+            t
+            for t in self.tunables
+            if t.name not in config or (t.launch_option and config[t.name] not in t.values)
+        ]
         unset = [t.name for t in missing if t.default is None]
         if unset:
             raise ValueError(f"config {config} names no {', '.join(unset)}, which have no default")
@@ -171,6 +177,24 @@ class SearchSpace:
         return best
 
 
-def space_for(kernel: KernelSpec, launch_options: frozenset[str]) -> SearchSpace:
-    tunables = tuple(t for t in kernel.tunables if not t.launch_option or t.name in launch_options)
-    return SearchSpace(kernel, tunables)
+def space_for(
+    kernel: KernelSpec,
+    launch_options: frozenset[str],
+    option_defaults: Mapping[str, int | str] | None = None,
+) -> SearchSpace:
+    """The kernel's tunables a backend understands, launch options at the backend's defaults
+    (`option_defaults`, e.g. multibuffer off on the 950). A backend that names `compile_mode`
+    compiles Ascend SIMT code: its warp counts are triton-ascend's SIMT ones, not the GPU's."""
+    simt = SIMT_ONLY.name in launch_options
+    tunables = []
+    for t in kernel.tunables:
+        if t.launch_option and t.name not in launch_options:
+            continue
+        if simt and t.name == SIMT_WARPS.name:
+            t = SIMT_WARPS
+        if option_defaults and t.name in option_defaults:
+            t = dataclasses.replace(t, default=option_defaults[t.name])
+        tunables.append(t)
+    if simt:
+        tunables.append(SIMT_ONLY)
+    return SearchSpace(kernel, tuple(tunables))

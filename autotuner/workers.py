@@ -93,9 +93,11 @@ def _serve(connection: Connection, soc: str, compile_only: bool, preparing) -> N
                 start = time.perf_counter()
                 try:
                     runner.launch(request[1])
-                    reply = Outcome(True, compile_s=time.perf_counter() - start).as_dict()
+                    outcome = Outcome(True, compile_s=time.perf_counter() - start)
                 except Exception as exc:  # noqa: BLE001
-                    reply = Outcome(False, classify(exc), short(exc)).as_dict()
+                    outcome = Outcome(False, classify(exc), short(exc))
+                outcome.extra = backend.compiler_notes()
+                reply = outcome.as_dict()
             elif kind == "samples":
                 assert runner is not None, "prepare first"
                 reply = runner.samples(request[1], request[2])

@@ -54,7 +54,14 @@ def plan_for(op: str, kernel: str, case_name: str, soc: str) -> Plan:
     spec = get_op(op)
     case = spec.case(case_name, case_kind(soc))
     return Plan.make(
-        spec, spec.kernel(kernel), case, backend.soc, backend.launch_options, backend.limits, 1.0
+        spec,
+        spec.kernel(kernel),
+        case,
+        backend.soc,
+        backend.launch_options,
+        backend.limits,
+        1.0,
+        backend.option_defaults,
     )
 
 

@@ -100,6 +100,7 @@ class Jagged2ToPaddedDense(Jagged2Op):
             tile_bytes=_tile,
             stream_bytes=_tile,
             constraints=CONSTRAINTS,
+            loops=False,
             port_kernel="_jagged2_to_padded_dense_kernel",
             upstream_kernel="jagged2_to_padded_dense_kernel",
         ),

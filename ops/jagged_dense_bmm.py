@@ -31,6 +31,7 @@ from .spec import (
     CaseKind,
     Config,
     Constraint,
+    Dot,
     KernelSpec,
     OpSpec,
     Tensors,
@@ -121,6 +122,12 @@ def _stream(config: Config, case: Case) -> int:
     return case.torch_dtype.itemsize * (bm * bk + bk * bn)
 
 
+def _dots(config: Config, case: Case) -> tuple[Dot, ...]:
+    """acc += a b inside the loop over BLOCK_K."""
+    e = case.torch_dtype.itemsize
+    return (Dot(config["BLOCK_M"], config["BLOCK_N"], config["BLOCK_K"], e),)
+
+
 def _fits(
     tunable: str, size: Callable[[Case], int], what: str, default: Callable[[Case], Config]
 ) -> Constraint:
@@ -176,6 +183,7 @@ def bmm_kernel(
             _fits("BLOCK_K", lambda c: dims(c)[2], "K", default),
             _accumulator_registers,
         ),
+        dots=_dots,
         port_kernel="_jagged_dense_bmm_kernel" if jagged_out else "_jagged_jagged_bmm_kernel",
         upstream_kernel="jagged_dense_bmm_kernel" if jagged_out else "jagged_jagged_bmm_kernel",
     )

@@ -27,6 +27,7 @@ from .spec import (
     Case,
     CaseKind,
     Config,
+    Dot,
     KernelSpec,
     OpSpec,
     Tensors,
@@ -86,6 +87,29 @@ def _dq_stream(config: Config, case: Case) -> int:
 def _dk_tiles(config: Config, case: Case) -> int:
     bt, bl, bd, e = _dims(config, case)
     return e * (2 * bd * bt + 2 * bl * bd + bl * bt) + 4 * (2 * bt + bd * bt + 2 * bl * bt)
+
+
+def _fwd_dots(config: Config, case: Case) -> tuple[Dot, ...]:
+    """s = q k (k loaded before the loop over BLOCK_L rows), pv = p^T v."""
+    bt, bl, bd, e = _dims(config, case)
+    return Dot(bl, bt, bd, e, fixed="b"), Dot(bt, bd, bl, e)
+
+
+def _dq_dots(config: Config, case: Case) -> tuple[Dot, ...]:
+    """s = q k, dv += p do, dp = v do^T, dq += ds k^T; q and v loaded before the loop over T."""
+    bt, bl, bd, e = _dims(config, case)
+    return (
+        Dot(bl, bt, bd, e, fixed="a"),
+        Dot(bl, bd, bt, e),
+        Dot(bl, bt, bd, e, fixed="a"),
+        Dot(bl, bd, bt, e),
+    )
+
+
+def _dk_dots(config: Config, case: Case) -> tuple[Dot, ...]:
+    """s = q k, dp = v do^T, dk += q^T ds; k and do loaded before the loop over BLOCK_L rows."""
+    bt, bl, bd, e = _dims(config, case)
+    return Dot(bl, bt, bd, e, fixed="b"), Dot(bl, bt, bd, e, fixed="b"), Dot(bd, bt, bl, e)
 
 
 def _t_blocks(config: Config, case: Case) -> tuple[int, int]:
@@ -156,6 +180,7 @@ class JaggedDenseFlashAttention(OpSpec):
             tile_bytes=_fwd_tiles,
             stream_bytes=_fwd_stream,
             constraints=(T_FITS, L_FITS),
+            dots=_fwd_dots,
             port_kernel="_fwd_kernel",
             upstream_kernel="jagged_dense_flash_attention_fwd_kernel",
         ),
@@ -189,6 +214,7 @@ class JaggedDenseFlashAttention(OpSpec):
             tile_bytes=_dq_tiles,
             stream_bytes=_dq_stream,
             constraints=(T_FITS, L_FITS),
+            dots=_dq_dots,
             port_kernel="_bwd_dv_db_dq_kernel",
             upstream_kernel="_jagged_dense_flash_attention_bwd_dv_db_dq_kernel",
         ),
@@ -201,6 +227,7 @@ class JaggedDenseFlashAttention(OpSpec):
             tile_bytes=_dk_tiles,
             stream_bytes=_fwd_stream,
             constraints=(T_FITS, L_FITS),
+            dots=_dk_dots,
             port_kernel="_bwd_dk_kernel",
             upstream_kernel="_jagged_dense_flash_attention_bwd_dk_kernel",
         ),

@@ -32,6 +32,7 @@ from .spec import (
     Case,
     CaseKind,
     Config,
+    Dot,
     KernelSpec,
     OpSpec,
     Tensors,
@@ -160,6 +161,25 @@ def bwd_stream(config: Config, case: Case) -> int:
     return case.torch_dtype.itemsize * 2 * bm * bd + 8 * bm
 
 
+def fwd_dots(config: Config, case: Case) -> tuple[Dot, ...]:
+    """qk += q kt over BLOCK_D slices, pv = p v: all inside the loop over BLOCK_N keys."""
+    bm, bn, bd = config["BLOCK_M"], config["BLOCK_N"], config["BLOCK_D"]
+    e = case.torch_dtype.itemsize
+    return Dot(bm, bn, bd, e), Dot(bm, next_d(case), bn, e)
+
+
+def bwd_dots(config: Config, case: Case) -> tuple[Dot, ...]:
+    """The dk, dv phase (BLOCK_N keys, k and v loaded before the loop over BLOCK_M queries):
+    qk = q k^T, dp = do v^T, dv += p^T do, dk += ds^T q. The dq phase's dots are no larger."""
+    bm, bn, bd, e = config["BLOCK_M"], config["BLOCK_N"], next_d(case), case.torch_dtype.itemsize
+    return (
+        Dot(bm, bn, bd, e, fixed="b"),
+        Dot(bm, bn, bd, e, fixed="b"),
+        Dot(bn, bd, bm, e),
+        Dot(bn, bd, bm, e),
+    )
+
+
 def _m_blocks(config: Config, case: Case) -> tuple[int, int]:
     return -(-case.shape["max_seq_len"] // config["BLOCK_M"]), case.shape["B"]
 
@@ -267,6 +287,7 @@ class JaggedFlashAttentionBasic(OpSpec):
             tile_bytes=fwd_tiles,
             stream_bytes=fwd_stream,
             constraints=(_seq_fits("BLOCK_M"), _seq_fits("BLOCK_N"), D_FITS),
+            dots=fwd_dots,
             port_kernel="_fwd_kernel",
             upstream_kernel="jagged_flash_attention_basic_kernel",
         ),
@@ -291,6 +312,7 @@ class JaggedFlashAttentionBasic(OpSpec):
             tile_bytes=bwd_tiles,
             stream_bytes=bwd_stream,
             constraints=(_seq_fits("BLOCK_M"), _seq_fits("BLOCK_N")),
+            dots=bwd_dots,
             port_kernel="_bwd_kernel",
             upstream_kernel="_jagged_flash_attention_bwd_basic_kernel",
         ),

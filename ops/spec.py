@@ -16,7 +16,8 @@ import torch
 
 from autotuner.backends.base import DeviceLimits
 
-Config = dict[str, int]
+#: Tunable values: ints (booleans for on/off options), and the one string `compile_mode`.
+Config = dict[str, int | str]
 Tensors = dict[str, torch.Tensor]
 CaseKind = Literal["accuracy", "performance"]
 
@@ -53,19 +54,61 @@ class Tunable:
     """One searchable parameter; `values` are ordered, so powers of two are treated as ordinal."""
 
     name: str
-    values: tuple[int, ...]
+    values: tuple[int | str, ...]
     #: A launch option (num_warps, num_stages, multibuffer) rather than a constexpr of the kernel.
     launch_option: bool = False
     #: The value a launch that leaves this option out gets (the compiler's own default), for the
     #: options upstream's default config cannot name; None where the default config names it.
-    default: int | None = None
+    default: int | str | None = None
 
 
-#: triton-ascend's `multibuffer` launch option: double-buffer the tiles of a loop in the unified
-#: buffer (`--enable-auto-multi-buffer` of its compiler). Off and on, as booleans: the value
+#: triton-ascend's `multibuffer` launch option: double-buffer the tiles a loop moves by DMA
+#: (`--enable-auto-multi-buffer` of its compiler). Off and on, as booleans: the value
 #: triton-ascend declares, kept as is in JSON and in the generated blocks. A launch that leaves it
-#: out gets triton-ascend 3.2's default, on (`NPUOptions.multibuffer = True`).
+#: out gets the compiler's default, `NPUOptions.multibuffer = not is_compile_on_910_95`
+#: (Ascend/triton-ascend, ascend/backend/compiler.py at v3.2.0): on for the 910B and 910_93, off
+#: on the 950. `default` here is the A2/A3 one; an NPU backend sets its soc's
+#: (`Backend.option_defaults`).
 MULTIBUFFER = Tunable("multibuffer", (False, True), launch_option=True, default=True)
+#: Ascend SIMT mode (`--npu-mode simt`): the warp counts triton-ascend's own tuner tries there
+#: (`_expand_simt_num_warps_configs`, third_party/ascend/backend/runtime/autotuner.py on main), and
+#: its `NPUOptions.num_warps` default, 32, for a default config whose warp count is not one of them.
+SIMT_WARPS = Tunable("num_warps", (8, 16, 32, 64), launch_option=True, default=32)
+#: The option that makes triton-ascend compile a kernel as SIMT code, passing `num_warps` to
+#: bishengir-compile (`compile_mode="simt_only"`; SIMD, the default, never reads num_warps).
+SIMT_ONLY = Tunable("compile_mode", ("simt_only",), launch_option=True, default="simt_only")
+
+
+@dataclass(frozen=True)
+class Dot:
+    """One `tl.dot` of a kernel: [m, k] @ [k, n] operands of `size` bytes an element, an fp32
+    [m, n] result. On Ascend's cube core the operands are copied into L1 (cbuf) and the result
+    accumulates in L0C. `fixed` names the operands ("a", "b") loaded once before the kernel's
+    loop; the others, and the result, belong to the loop, which multibuffer double-buffers."""
+
+    m: int
+    n: int
+    k: int
+    size: int
+    fixed: str = ""
+
+
+def cube_bytes(dots: tuple[Dot, ...], multibuffer: bool) -> tuple[int, int]:
+    """(L1, L0C) bytes the dots of a kernel need.
+
+    L1 holds every operand (a bound from above: an operand two dots share counts twice). L0C holds
+    one result at a time, each moved out (fixpipe) before the next dot needs it. bishengir's
+    MarkMultiBuffer pass doubles only buffers allocated inside a loop: L1 written by ND2NZ, L0C
+    read by Fixpipe, UB by loads and stores (Ascend/AscendNPU-IR,
+    bishengir/lib/Dialect/HIVM/Transforms/MarkMultiBuffer.cpp).
+    """
+    copies = 2 if multibuffer else 1
+    l1 = 0
+    for dot in dots:
+        for name, elements in (("a", dot.m * dot.k), ("b", dot.k * dot.n)):
+            l1 += elements * dot.size * (1 if name in dot.fixed else copies)
+    l0c = max((4 * dot.m * dot.n * copies for dot in dots), default=0)
+    return l1, l0c
 
 
 @dataclass(frozen=True)
@@ -109,8 +152,13 @@ class KernelSpec:
     tile_bytes: Callable[[Config, Case], int]
     #: Bytes one loop iteration loads; Triton multi-buffers them in shared memory, so
     #: `stream_bytes * (num_stages - 1)` is a lower bound of the shared memory a CUDA launch needs.
+    #: On Ascend, multibuffer doubles them in the unified buffer (and nothing else there).
     stream_bytes: Callable[[Config, Case], int]
     constraints: tuple[Constraint, ...] = field(default=())
+    #: False for a kernel without a loop: multibuffer has nothing to double.
+    loops: bool = True
+    #: The kernel's `tl.dot`s for a config and case, for Ascend's L1 and L0C; None: it has none.
+    dots: Callable[[Config, Case], tuple[Dot, ...]] | None = None
     #: Name of the `@triton.jit` function in the port file (its source keys the study).
     port_kernel: str = ""
     #: Name of the upstream `@triton.jit` function this kernel ports.
@@ -121,7 +169,10 @@ class KernelSpec:
 
     def violation(self, config: Config, case: Case, limits: DeviceLimits) -> str | None:
         """The first reason this config cannot run on this case and device, or None."""
+        simt = config.get(SIMT_ONLY.name) in SIMT_ONLY.values
         for tunable in self.tunables:
+            if simt and tunable.name == SIMT_WARPS.name:
+                tunable = SIMT_WARPS  # Ascend SIMT code has warp counts of its own
             if tunable.name in config and config[tunable.name] not in tunable.values:
                 return f"{tunable.name}={config[tunable.name]} is outside {list(tunable.values)}"
         grid = self.grid(config, case)
@@ -130,12 +181,9 @@ class KernelSpec:
                 return f"grid axis {axis} has {size} blocks, over the limit {limit}"
         if limits.max_total_blocks is not None and math.prod(grid) > limits.max_total_blocks:
             return f"grid of {math.prod(grid)} blocks is over the limit {limits.max_total_blocks}"
-        if limits.unified_buffer_bytes is not None:
-            need = self.tile_bytes(config, case) * (2 if config.get("multibuffer") else 1)
-            if need > limits.unified_buffer_bytes:
-                return (
-                    f"tiles need {need} B of unified buffer, over {limits.unified_buffer_bytes} B"
-                )
+        reason = self.on_chip_violation(config, case, limits)
+        if reason:
+            return reason
         if limits.shared_memory_bytes is not None:
             need = self.stream_bytes(config, case) * (config.get("num_stages", 1) - 1)
             if need > limits.shared_memory_bytes:
@@ -144,6 +192,26 @@ class KernelSpec:
             reason = constraint(config, case, limits)
             if reason:
                 return reason
+        return None
+
+    def on_chip_violation(self, config: Config, case: Case, limits: DeviceLimits) -> str | None:
+        """Ascend: the tiles over the unified buffer, or the dot operands over L1 or results over
+        L0C. Multibuffer doubles only what a loop moves (see `cube_bytes`)."""
+        multibuffer = bool(config.get("multibuffer")) and self.loops
+        if limits.unified_buffer_bytes is not None:
+            streamed = self.stream_bytes(config, case) if multibuffer else 0
+            need = self.tile_bytes(config, case) + streamed
+            if need > limits.unified_buffer_bytes:
+                return (
+                    f"tiles need {need} B of unified buffer, over {limits.unified_buffer_bytes} B"
+                )
+        if self.dots is None:
+            return None
+        l1, l0c = cube_bytes(self.dots(config, case), multibuffer)
+        if limits.l1_bytes is not None and l1 > limits.l1_bytes:
+            return f"dot operands need {l1} B of L1, over {limits.l1_bytes} B"
+        if limits.l0c_bytes is not None and l0c > limits.l0c_bytes:
+            return f"dot results need {l0c} B of L0C, over {limits.l0c_bytes} B"
         return None
 
 

@@ -4,8 +4,10 @@ and what `status` reports of it, and asking for an NPU this machine does not hav
 
 import importlib.machinery
 import importlib.util
+import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import types
@@ -17,17 +19,27 @@ import torch
 from optuna.distributions import CategoricalDistribution
 from optuna.trial import TrialState, create_trial
 
-from autotuner.backends import found_devices, get_backend
+from autotuner.backends import found_devices, get_backend, triton_ascend
 from autotuner.backends import npu as npu_module
 from autotuner.backends.base import DeviceLimits
 from autotuner.backends.cuda import CudaBackend
-from autotuner.backends.npu import NpuBackend, cann_version, npu_launch_options, npu_limits, npu_soc
+from autotuner.backends.npu import (
+    NpuBackend,
+    cann_version,
+    npu_launch_options,
+    npu_limits,
+    npu_option_defaults,
+    npu_soc,
+)
+from autotuner.backends.triton_ascend import FAMILY_950, TritonAscend
 from autotuner.errors import UserError
 from autotuner.measure import classify, short
 from autotuner.report import summarize
-from autotuner.search import Plan, optuna_storage
+from autotuner.search import Plan, optuna_storage, retime_candidates
+from autotuner.socs import soc_from_device_name
 from autotuner.space import config_key, space_for
 from ops import all_ops, get_op
+from ops.spec import cube_bytes
 from storage import StudyRecord, open_database
 
 from .conftest import ROOT
@@ -49,6 +61,11 @@ KIB = 1024
         ("Ascend910B4", "910B"),
         ("Ascend910_9391", "910_93"),
         ("Ascend910_9382", "910_93"),
+        # The 950 family's older names (NPUTargetSpec.td lists Ascend950PR_9599 and
+        # Ascend950DT_9581 beside them).
+        ("Ascend910_9599", "950PR"),
+        ("Ascend910_958b", "950PR"),
+        ("Ascend910_9581", "950DT"),
     ],
 )
 def test_known_ascend_names_map_to_their_soc(name, soc):
@@ -107,9 +124,16 @@ class FakeNpu:
         self.synchronized += 1
 
 
-def install(monkeypatch, names: list[str], **properties: int) -> FakeNpu:
-    """A torch_npu module and a `torch.npu` namespace; the NPU's tensors live on the CPU."""
+def install(
+    monkeypatch, names: list[str], compiler: TritonAscend | None = None, **properties: int
+) -> FakeNpu:
+    """A torch_npu module and a `torch.npu` namespace; the NPU's tensors live on the CPU. The
+    installed triton-ascend is `compiler`, by default one that builds for these devices."""
     fake = FakeNpu(names, **properties)
+    if compiler is None:
+        on_950 = any(soc_from_device_name(name) in FAMILY_950 for name in names)
+        compiler = TritonAscend("3.5.0", on_950, not on_950, True)
+    monkeypatch.setattr(triton_ascend, "installed", lambda: compiler)
     module = types.ModuleType("torch_npu")
     module.__spec__ = importlib.machinery.ModuleSpec("torch_npu", None)
     module.__version__ = "2.6.0.post3"
@@ -131,9 +155,15 @@ def test_a_950pr_is_found_and_described(npu950):
     assert isinstance(backend, NpuBackend) and backend.kind == "npu"
     assert backend.soc == "950PR" and backend.device_name == "Ascend950PR_9599"
     assert backend.limits == DeviceLimits(
-        unified_buffer_bytes=248 * KIB, max_total_blocks=65535, cores=32, vector_cores=64
+        unified_buffer_bytes=248 * KIB,
+        l1_bytes=512 * KIB,
+        l0c_bytes=256 * KIB,
+        max_total_blocks=65535,
+        cores=32,
+        vector_cores=64,
     )
-    assert backend.launch_options == {"multibuffer", "num_warps"}
+    assert backend.launch_options == {"multibuffer"}  # SIMD: num_warps does nothing
+    assert backend.option_defaults == {"multibuffer": False}  # the compiler's default on a 950
     assert backend.device == torch.device("cpu", 0)
     assert os.environ["TRITON_INTERPRET"] == "0"  # compiled kernels, as on a GPU
     assert isinstance(get_backend(), NpuBackend)  # the accelerator found, when none is named
@@ -162,7 +192,9 @@ def test_devices_of_several_socs_and_missing_core_counts(monkeypatch):
     assert backend.index == 1 and backend.soc == "910_93"
     assert backend.limits.cores is None and backend.limits.vector_cores is None
     assert backend.limits.unified_buffer_bytes == 192 * KIB
+    assert backend.limits.l0c_bytes == 128 * KIB
     assert backend.launch_options == {"multibuffer"}
+    assert backend.option_defaults == {"multibuffer": True}
     with pytest.raises(UserError, match="soc '950PR' needs an Ascend NPU; this machine has: ") as e:
         get_backend("950PR")
     assert "Ascend910B2 (soc 910B), Ascend910_9391 (soc 910_93)" in str(e.value)
@@ -174,6 +206,42 @@ def test_an_unknown_ascend_device_runs_without_a_unified_buffer_check(monkeypatc
         backend = get_backend("Ascend310P3")
     assert backend.soc == "Ascend310P3" and backend.limits.unified_buffer_bytes is None
     assert backend.launch_options == {"multibuffer"}
+
+
+def test_a_950_is_refused_by_a_triton_ascend_that_cannot_build_for_it(monkeypatch):
+    """triton-ascend 3.2.0 hard-codes compile_on_910_95 = False (ascend/backend/compiler.py)."""
+    pypi = TritonAscend("3.2.0", targets_950=False, multibuffer=True, has_compile_mode=True)
+    install(monkeypatch, ["Ascend950PR_9599"], compiler=pypi)
+    with pytest.raises(UserError) as refused:
+        get_backend("950PR")
+    message = str(refused.value)
+    assert message.startswith("triton-ascend 3.2.0 cannot compile for the 950PR: it builds for ")
+    assert "the 950 needs triton-ascend's 3.5 line" in message and "\n" not in message
+
+
+def test_a_910b_with_the_pypi_triton_ascend_runs_and_no_triton_ascend_is_named(monkeypatch):
+    pypi = TritonAscend("3.2.0", targets_950=False, multibuffer=True, has_compile_mode=True)
+    install(monkeypatch, ["Ascend910B2"], compiler=pypi)
+    assert get_backend("910B").option_defaults == {"multibuffer": True}
+    monkeypatch.setattr(triton_ascend, "installed", lambda: None)
+    with pytest.raises(UserError, match=r"triton-ascend is not installed \(pip install"):
+        get_backend("910B")
+
+
+def test_simt_mode_on_a_950_compiles_simt_only_with_warps(npu950):
+    backend = get_backend("950PR", "simt")
+    assert backend.launch_options == {"num_warps", "compile_mode"}
+    assert backend.limits.unified_buffer_bytes == 216 * KIB and backend.limits.l0c_bytes is None
+    assert backend.versions()["npu_mode"] == "simt"
+    with pytest.raises(UserError, match="--npu-mode simt is for an Ascend soc, not 'cpu'"):
+        get_backend("cpu", "simt")
+
+
+def test_the_flush_is_twice_the_l2_the_device_reports(monkeypatch):
+    install(monkeypatch, ["Ascend910B2"], L2_cache_size=192 * 1024 * 1024)
+    backend = get_backend("910B")
+    assert backend.flush_bytes == 384 * 1024 * 1024
+    assert backend.versions()["timer"] == "npu events, 384 MiB zeroed before each repetition"
 
 
 def test_a_torch_npu_that_does_not_import_is_named(monkeypatch):
@@ -208,6 +276,8 @@ def test_versions_name_the_stack(npu950, monkeypatch, tmp_path):
         "triton": triton.__version__,
         "cann": "8.1.RC1",
         "device": "Ascend950PR_9599",
+        "npu_mode": "simd",
+        "timer": "npu events, 1 MiB zeroed before each repetition",
     }
 
 
@@ -218,22 +288,44 @@ def names(kernel, launch_options) -> set[str]:
     return {t.name for t in space_for(kernel, launch_options).tunables}
 
 
-@pytest.mark.parametrize(
-    ("soc", "options", "absent"),
-    [
-        ("950PR", {"multibuffer", "num_warps"}, {"num_stages"}),
-        ("950DT", {"multibuffer", "num_warps"}, {"num_stages"}),
-        ("910B", {"multibuffer"}, {"num_warps", "num_stages"}),
-        ("910_93", {"multibuffer"}, {"num_warps", "num_stages"}),
-    ],
-)
-def test_npu_spaces_per_soc(soc, options, absent):
-    launch_options = npu_launch_options(soc)
-    assert launch_options == options
+@pytest.mark.parametrize("soc", ["950PR", "950DT", "910B", "910_93"])
+def test_simd_spaces_have_multibuffer_and_no_warps_on_every_soc(soc):
+    launch_options = npu_launch_options("simd")
+    assert launch_options == {"multibuffer"}
     for spec in all_ops().values():
         for kernel in spec.kernels:
             searched = names(kernel, launch_options)
-            assert options <= searched and not absent & searched, (spec.name, kernel.name)
+            assert "multibuffer" in searched, (spec.name, kernel.name)
+            assert not {"num_warps", "num_stages", "compile_mode"} & searched
+
+
+def test_simt_spaces_search_triton_ascends_warps_in_simt_only_mode():
+    space = space_for(FA.kernel("fwd"), npu_launch_options("simt"))
+    assert {t.name: t.values for t in space.tunables} == {
+        "BLOCK_T": (16, 32, 64, 128),
+        "BLOCK_L": (16, 32, 64, 128),
+        "num_warps": (8, 16, 32, 64),
+        "compile_mode": ("simt_only",),
+    }
+    # Upstream's 4 warps are no SIMT warp count: the default takes triton-ascend's 32.
+    case = FA.case("b1024_n256_d128_t128_bf16", "performance")
+    default = space.complete(FA.kernel("fwd").default(case))
+    assert default == {"BLOCK_T": 32, "BLOCK_L": 32, "num_warps": 32, "compile_mode": "simt_only"}
+    assert FA.kernel("fwd").violation(default, case, npu_limits("950PR", "simt")) is None
+    assert space.distributions()["compile_mode"] == CategoricalDistribution(("simt_only",))
+    assert space.from_params(space.to_params(default)) == default
+    # SIMT code runs on the vector cores: the UB beside the data cache, no L1 or L0C.
+    assert npu_limits("950PR", "simt") == DeviceLimits(
+        unified_buffer_bytes=216 * KIB, max_total_blocks=65535
+    )
+
+
+def test_simt_is_for_the_950_family_only():
+    with pytest.raises(UserError, match="--npu-mode simt needs a 950 soc"):
+        npu_module.check_mode("910B", "simt")
+    npu_module.check_mode("950DT", "simt")
+    with pytest.raises(UserError, match="unknown --npu-mode 'simdd'"):
+        npu_module.check_mode("950PR", "simdd")
 
 
 def test_a_gpu_space_has_warps_and_stages_and_no_multibuffer():
@@ -245,7 +337,7 @@ def test_a_gpu_space_has_warps_and_stages_and_no_multibuffer():
 
 
 def test_multibuffer_is_an_on_off_category_kept_as_booleans():
-    space = space_for(FA.kernel("fwd"), npu_launch_options("910B"))
+    space = space_for(FA.kernel("fwd"), npu_launch_options())
     distributions = space.distributions()
     assert distributions["multibuffer"] == CategoricalDistribution((False, True))
     config = {"BLOCK_T": 64, "BLOCK_L": 16, "multibuffer": False}
@@ -263,15 +355,16 @@ def test_multibuffer_is_an_on_off_category_kept_as_booleans():
     ]
 
 
-def test_the_npu_default_is_upstreams_plus_triton_ascends_multibuffer():
+def test_the_npu_default_is_upstreams_plus_the_compilers_multibuffer():
     case = FA.case("b1024_n256_d128_t128_bf16", "performance")
     for soc, default in [
         ("910B", {"BLOCK_T": 32, "BLOCK_L": 32, "multibuffer": True}),
-        ("950PR", {"BLOCK_T": 32, "BLOCK_L": 32, "num_warps": 4, "multibuffer": True}),
+        ("950PR", {"BLOCK_T": 32, "BLOCK_L": 32, "multibuffer": False}),
     ]:
         plan = Plan.make(
-            FA, FA.kernel("fwd"), case, soc, npu_launch_options(soc), npu_limits(soc), 48
-        )
+            FA, FA.kernel("fwd"), case, soc, npu_launch_options(), npu_limits(soc), 48,
+            npu_option_defaults(soc),
+        )  # fmt: skip
         assert plan.default == default and plan.default in plan.feasible
         assert plan.default_violation is None
 
@@ -311,43 +404,126 @@ def test_jagged_to_padded_dense_tile_bytes_by_hand():
     assert kernel.tile_bytes({"BLOCK_ROW": 32, "BLOCK_COL": 32}, fp16) == 2048
 
 
-def plan_910b(spec, kernel: str, case: str) -> Plan:
+def plan_on(soc: str, spec, kernel: str, case: str) -> Plan:
     return Plan.make(
         spec,
         spec.kernel(kernel),
         spec.case(case, "performance"),
-        "910B",
-        npu_launch_options("910B"),
-        npu_limits("910B"),
+        soc,
+        npu_launch_options(),
+        npu_limits(soc),
         48,
+        npu_option_defaults(soc),
     )
+
+
+def plan_910b(spec, kernel: str, case: str) -> Plan:
+    return plan_on("910B", spec, kernel, case)
+
+
+def test_multibuffer_doubles_only_the_tiles_streamed_in_the_loop():
+    fwd = FA.kernel("fwd")
+    case = FA.case("b1024_n256_d128_t128_bf16", "performance")
+    config = {"BLOCK_T": 128, "BLOCK_L": 32}
+    # In the loop: q [32, 128], v [32, 128] and bias [32, 128], bf16: 24576 B; k, acc, m_i and
+    # l_i stay. 140288 + 24576 = 164864 B, not 2 * 140288 = 280576 B.
+    assert fwd.stream_bytes(config, case) == 24576
+    limits = DeviceLimits(unified_buffer_bytes=164864)
+    assert fwd.violation({**config, "multibuffer": True}, case, limits) is None
+    assert fwd.violation(
+        {**config, "multibuffer": True}, case, DeviceLimits(unified_buffer_bytes=164863)
+    ) == ("tiles need 164864 B of unified buffer, over 164863 B")
+    # A kernel without a loop has nothing to double.
+    copy = get_op("jagged2_to_padded_dense").kernel("fwd")
+    small = get_op("jagged2_to_padded_dense").case("b1024_n256_fp32", "performance")
+    blocks = {"BLOCK_M": 64, "BLOCK_N": 64}
+    need = copy.tile_bytes(blocks, small)
+    tight = DeviceLimits(unified_buffer_bytes=need)
+    assert copy.violation({**blocks, "multibuffer": True}, small, tight) is None
+
+
+def test_the_attention_forward_of_the_issue_fits_a_950pr_multibuffered():
+    """BLOCK_T=128, BLOCK_L=32 with multibuffer on a bf16 D=128 case: 164864 B of UB (248 KiB
+    there); L1: k 32768 B once, q, p, v 8192 B each twice: 81920 B; L0C: the larger result,
+    pv [128, 128] fp32, twice: 131072 B (256 KiB there)."""
+    plan = plan_on("950PR", FA, "fwd", "b1024_n256_d128_t128_bf16")
+    config = {"BLOCK_T": 128, "BLOCK_L": 32, "multibuffer": True}
+    assert config in plan.feasible
+    dots = FA.kernel("fwd").dots(config, plan.case)
+    assert cube_bytes(dots, True) == (81920, 131072)
+    assert cube_bytes(dots, False) == (32768 + 3 * 8192, 65536)
 
 
 def test_910b_rejects_tiles_over_its_unified_buffer_with_the_reason():
     assert npu_limits("910B") == DeviceLimits(
-        unified_buffer_bytes=192 * KIB, max_total_blocks=65535
+        unified_buffer_bytes=192 * KIB,
+        l1_bytes=512 * KIB,
+        l0c_bytes=128 * KIB,
+        max_total_blocks=65535,
     )
     plan = plan_910b(FA, "fwd", "b1024_n256_d128_t128_bf16")
-    single = {"BLOCK_T": 128, "BLOCK_L": 32, "multibuffer": False}
-    double = {**single, "multibuffer": True}
-    assert single in plan.feasible  # 140288 B fit in 196608 B...
-    assert plan.rejected[config_key(double)] == (  # ...but not twice over
-        "tiles need 280576 B of unified buffer, over 196608 B"
+    assert {"BLOCK_T": 128, "BLOCK_L": 32, "multibuffer": True} in plan.feasible  # 164864 B
+    wide = {"BLOCK_T": 128, "BLOCK_L": 64, "multibuffer": True}
+    assert plan.rejected[config_key(wide)] == (
+        "tiles need 230400 B of unified buffer, over 196608 B"
     )
+    assert {**wide, "multibuffer": False} in plan.feasible  # 181248 B
     kernel, case = plan.kernel, plan.case
     for config in plan.space.configs():
-        need = kernel.tile_bytes(config, case) * (2 if config["multibuffer"] else 1)
-        over = need > 192 * KIB
+        streamed = kernel.stream_bytes(config, case) if config["multibuffer"] else 0
+        over = kernel.tile_bytes(config, case) + streamed > 192 * KIB
         assert over == (config_key(config) in plan.rejected), config
-        assert over != (config in plan.feasible), config
 
 
-def test_910b_keeps_the_default_over_its_unified_buffer_and_says_why():
-    plan = plan_910b(FA, "bwd_dk", "b2048_n512_d256_t32_bf16")
-    # 108800 B of tiles, double-buffered: 217600 B. Measured anyway (the launchers' default).
-    assert plan.default_violation == "tiles need 217600 B of unified buffer, over 196608 B"
-    assert plan.default in plan.feasible
-    assert {"BLOCK_T": 32, "BLOCK_L": 16, "multibuffer": True} in plan.feasible  # 174592 B
+def test_the_l0c_check_rejects_dot_results_over_it_with_the_reason():
+    """The forward's pv [BLOCK_T, BLOCK_D] fp32 result on a D=256 case, BLOCK_T=128: 131072 B,
+    doubled by multibuffer 262144 B: over the 910B's 128 KiB of L0C, not over the 950's 256 KiB."""
+    fwd = FA.kernel("fwd")
+    case = FA.case("b2048_n512_d256_t32_bf16", "performance")
+    config = {"BLOCK_T": 128, "BLOCK_L": 16, "multibuffer": True}
+    l0c = {soc: DeviceLimits(l0c_bytes=npu_limits(soc).l0c_bytes) for soc in ("910B", "950PR")}
+    assert fwd.violation(config, case, l0c["910B"]) == (
+        "dot results need 262144 B of L0C, over 131072 B"
+    )
+    # (BLOCK_T=128 over T=32 is rejected too, later: only the memory check is asked here.)
+    assert fwd.on_chip_violation({**config, "multibuffer": False}, case, l0c["910B"]) is None
+    assert fwd.on_chip_violation(config, case, l0c["950PR"]) is None
+
+
+def test_the_l1_check_counts_operands_loaded_in_the_loop_twice():
+    fwd = FA.kernel("fwd")
+    case = FA.case("b1024_n256_d128_t128_bf16", "performance")
+    config = {"BLOCK_T": 128, "BLOCK_L": 32, "multibuffer": True}
+    assert fwd.violation(config, case, DeviceLimits(l1_bytes=81919)) == (
+        "dot operands need 81920 B of L1, over 81919 B"
+    )
+    assert fwd.violation(config, case, DeviceLimits(l1_bytes=81920)) is None
+    # Kernels without tl.dot have no L1 or L0C to check.
+    assert COPY.kernel("fwd").dots is None
+
+
+def test_the_cube_buffers_of_every_dot_kernel_are_modelled():
+    with_dots = {
+        (spec.name, kernel.name)
+        for spec in all_ops().values()
+        for kernel in spec.kernels
+        if kernel.dots is not None
+    }
+    assert with_dots == {
+        ("jagged_dense_flash_attention", "fwd"),
+        ("jagged_dense_flash_attention", "bwd_dv_db_dq"),
+        ("jagged_dense_flash_attention", "bwd_dk"),
+        ("jagged_flash_attention_basic", "fwd"),
+        ("jagged_flash_attention_basic", "bwd"),
+        ("multi_head_jagged_flash_attention", "fwd"),
+        ("multi_head_jagged_flash_attention", "bwd"),
+        ("jagged_dense_bmm", "fwd"),
+        ("jagged_dense_bmm", "bwd_dx"),
+        ("jagged_dense_bmm", "bwd_dy"),
+        ("jagged_jagged_bmm", "fwd"),
+        ("jagged_jagged_bmm", "bwd_dx"),
+        ("jagged_jagged_bmm", "bwd_dy"),
+    }
 
 
 def test_a_grid_over_65535_blocks_is_rejected():
@@ -383,6 +559,107 @@ def test_a_ub_overflow_of_bishengir_is_its_own_failure_category():
         "ub_overflow"
     )
     assert npu_limits("910B").unified_buffer_bytes == 1572864 // 8
+
+
+@pytest.mark.parametrize(
+    ("words", "category"),
+    [
+        ("cbuf overflow, requires 5242880 bits while 4194304 bits available!", "cbuf_overflow"),
+        ("cc overflow, requires 2097152 bits while 1048576 bits available!", "cc_overflow"),
+    ],
+)
+def test_l1_and_l0c_overflows_are_memory_failures_of_their_own(words, category):
+    """bishengir-compile's PlanMemory words (Ascend/AscendNPU-IR, PlanMemory.cpp)."""
+    stderr = f'loc("kernel.ttadapter.mlir":5:7): error: {words}\n'.encode()
+    exc = subprocess.CalledProcessError(1, ["bishengir-compile", "kernel.mlir"], b"", stderr)
+    assert classify(exc) == category
+    assert short(exc).endswith(f"error: {words}")
+
+
+#: What bishengir-compile (Ascend/AscendNPU-IR v1.2.0, RetriablePassManager.cpp) writes on stderr
+#: when a config overflowed the UB with multibuffer on and fit without it.
+FALLBACK = (
+    "[NOTE] Ub overflow detected; automatically set enable-code-motion to false and retrying "
+    "compilation.\n"
+    "[NOTE] Ub overflow detected; automatically set enable-auto-multi-buffer to false and "
+    "retrying compilation.\n"
+    "[NOTE] Due to Ub overflow, automatically set enable-code-motion to false, set "
+    "enable-auto-multi-buffer to false; compilation then succeeded.\n"
+)
+
+
+def test_the_multibuffer_fallback_and_the_ub_used_are_read_from_the_compilers_output():
+    assert triton_ascend.multibuffer_fell_back(FALLBACK)
+    code_motion_only = FALLBACK.splitlines()[0]
+    assert not triton_ascend.multibuffer_fell_back(code_motion_only)
+    assert triton_ascend.notes("UB size = 1343488 bits\n" + FALLBACK) == {
+        "multibuffer_fallback": True,
+        "required_ub_bits": 1343488,
+    }
+    assert triton_ascend.notes("") == {}
+
+
+def fake_compiler(folder, stderr: str, stdout: str = "", code: int = 0):
+    """A `bishengir-compile` that writes what the real one would and exits with `code`."""
+    script = folder / "bishengir-compile"
+    script.write_text(
+        "#!/usr/bin/env bash\n"
+        f"printf '%s' {shlex.quote(stdout)}\n"
+        f"printf '%s' {shlex.quote(stderr)} >&2\n"
+        f"exit {code}\n"
+    )
+    script.chmod(0o755)
+    return script
+
+
+def test_the_compiler_log_keeps_what_triton_ascend_discards(tmp_path, monkeypatch):
+    """A successful compile's stderr, which triton-ascend 3.2 captures and drops, reaches the
+    trial; what triton-ascend itself reads (stdout, the exit status) is unchanged."""
+    fake_compiler(tmp_path, FALLBACK, "UB size = 1343488 bits\n")
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("ENABLE_PRINT_UB_BITS", "1")
+    code = (
+        "import subprocess, shutil\n"
+        "from autotuner.backends.compiler_log import compiler_log\n"
+        "from autotuner.backends.triton_ascend import notes\n"
+        "log = compiler_log()\n"
+        "assert compiler_log() is log and shutil.which('bishengir-compile') != '{real}'\n"
+        "run = subprocess.run(['bishengir-compile', 'k.mlir'], capture_output=True, text=True)\n"
+        "print(run.returncode, repr(run.stdout), run.stderr == {fallback!r})\n"
+        "print(notes(log.since_last()), notes(log.since_last()))\n"
+    ).format(real=tmp_path / "bishengir-compile", fallback=FALLBACK)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "0 'UB size = 1343488 bits\\n' True",
+        "{'multibuffer_fallback': True, 'required_ub_bits': 1343488} {}",
+    ]
+    failing = tmp_path / "failing"
+    failing.mkdir()
+    fake_compiler(failing, "error: cc overflow, requires 1 bits while 0 bits available!\n", code=1)
+    monkeypatch.setenv("PATH", f"{failing}{os.pathsep}{os.environ['PATH']}")
+    result = subprocess.run(
+        [sys.executable, "-c", code.split("print(run")[0] + "print(run.returncode, run.stderr)"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert result.stdout.strip() == "1 error: cc overflow, requires 1 bits while 0 bits available!"
+
+
+def test_a_trial_whose_multibuffer_fell_back_never_wins_as_multibuffered():
+    default = {"BLOCK_T": 32, "BLOCK_L": 32, "multibuffer": True}
+    fell_back = {"BLOCK_T": 128, "BLOCK_L": 64, "multibuffer": True}
+    honest = {"BLOCK_T": 64, "BLOCK_L": 32, "multibuffer": True}
+    trials = [
+        create_trial(value=1.0, user_attrs={"config": fell_back, "multibuffer_fallback": True}),
+        create_trial(value=1.1, user_attrs={"config": honest, "required_ub_bits": 1343488}),
+        create_trial(value=1.5, user_attrs={"config": default}),
+    ]
+    assert [t.user_attrs["config"] for t in retime_candidates(trials, default)] == [honest]
 
 
 # -- what status reports -------------------------------------------------------------------------
@@ -475,3 +752,101 @@ def test_run_on_a_950pr_without_one_is_one_line_and_writes_nothing(tmp_path):
     assert lines[0].startswith("error: soc '950PR' needs an Ascend NPU; this machine has: ")
     assert "no Ascend NPU (torch_npu not installed)" in lines[0]
     assert not path.exists() and list(tmp_path.iterdir()) == []
+
+
+# -- `autotune space`, without the soc's device ---------------------------------------------------
+
+ATTENTION = ("space", "--op", "jagged_dense_flash_attention", "--kernel", "fwd")
+ISSUE_CASE = ("--case", "b1024_n256_d128_t128_bf16")
+
+
+def space_json(*args: str) -> dict:
+    result = run_cli(*ATTENTION, *ISSUE_CASE, *args, "--json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("soc", ["950PR", "910B"])
+def test_space_json_of_the_attention_forward_has_no_warps_in_simd_mode(soc):
+    report = space_json("--soc", soc)
+    assert [t["name"] for t in report["tunables"]] == ["BLOCK_T", "BLOCK_L", "multibuffer"]
+    configs = report["feasible"] + [r["config"] for r in report["rejected"]]
+    assert len(configs) == 32 and not any("num_warps" in c for c in configs)
+    assert {"BLOCK_T": 128, "BLOCK_L": 32, "multibuffer": True} in report["feasible"]
+    assert all(r["reason"].startswith("tiles need ") for r in report["rejected"])
+    assert {"config": {"BLOCK_T": 128, "BLOCK_L": 128, "multibuffer": True},
+            "reason": f"tiles need 361472 B of unified buffer, over {npu_limits(soc).unified_buffer_bytes} B"} in report["rejected"]  # fmt: skip
+    assert report["default"]["config"]["multibuffer"] is (soc == "910B")
+
+
+def test_space_in_simt_mode_searches_warps_and_says_why_it_rejects():
+    report = space_json("--soc", "950PR", "--npu-mode", "simt")
+    assert [t["values"] for t in report["tunables"]][2:] == [[8, 16, 32, 64], ["simt_only"]]
+    assert report["default"]["config"] == {
+        "BLOCK_T": 32, "BLOCK_L": 32, "num_warps": 32, "compile_mode": "simt_only"
+    }  # fmt: skip
+    assert len(report["feasible"]) == 60 and len(report["rejected"]) == 4
+    assert {r["reason"] for r in report["rejected"]} == {
+        "tiles need 263168 B of unified buffer, over 221184 B"
+    }
+
+
+def test_space_as_text_lists_every_config():
+    result = run_cli(*ATTENTION, *ISSUE_CASE, "--soc", "H200")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "  num_stages: 2, 3" in lines and "feasible: 96" in lines and "rejected: 0" in lines
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--soc", "910C"), "error: unknown soc '910C'; known socs: cpu, 950PR"),
+        (("--soc", "910B", "--npu-mode", "simt"), "error: --npu-mode simt needs a 950 soc"),
+        (("--soc", "H200", "--npu-mode", "simt"), "error: --npu-mode simt is for an Ascend soc"),
+        (("--soc", "950PR", "--npu-mode", "mimd"), "error: unknown --npu-mode 'mimd'"),
+    ],
+)
+def test_space_bad_soc_or_mode_is_one_line_and_exit_2(args, message):
+    result = run_cli(*ATTENTION, *ISSUE_CASE, *args)
+    assert result.returncode == 2 and result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert result.stderr.startswith(message), result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--op", "nope", "--kernel", "fwd", "--case", "x"), "error: unknown op 'nope'"),
+        (
+            ("--op", "jagged_dense_flash_attention", "--kernel", "bwd", "--case", "x"),
+            "error: unknown kernel 'bwd' for jagged_dense_flash_attention; valid: fwd,",
+        ),
+        (
+            ("--op", "jagged_dense_flash_attention", "--kernel", "fwd", "--case", "b1"),
+            "error: unknown case 'b1' for jagged_dense_flash_attention; valid: ",
+        ),
+    ],
+)
+def test_space_bad_op_kernel_or_case_is_one_line_and_exit_2(args, message):
+    result = run_cli("space", *args, "--soc", "910B")
+    assert result.returncode == 2 and result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert result.stderr.startswith(message), result.stderr
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("torch_npu") is not None, reason="torch_npu is installed here"
+)
+def test_run_with_a_bad_npu_mode_is_one_line_and_writes_nothing(tmp_path):
+    path = tmp_path / "x.db"
+    for soc, mode, message in [
+        ("950PR", "mimd", "error: unknown --npu-mode 'mimd'; use one of simd, simt"),
+        ("cpu", "simt", "error: --npu-mode simt is for an Ascend soc, not 'cpu'"),
+    ]:
+        result = run_cli(
+            "run", "--op", "jagged_to_padded_dense", "--soc", soc, "--npu-mode", mode,
+            "--db", f"sqlite:///{path}",
+        )  # fmt: skip
+        assert result.returncode == 2 and result.stderr.strip() == message
+    assert list(tmp_path.iterdir()) == []

@@ -4,15 +4,32 @@ device found here."""
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 from ..errors import UserError
-from ..socs import CPU, KNOWN_SOCS, NPU_SOCS, soc_from_device_name
+from ..socs import CPU, KNOWN_SOCS, NPU_SOCS, is_npu_soc, soc_from_device_name
 from .base import Backend, DeviceLimits, Timing
 from .cpu import CpuBackend
-from .cuda import CudaBackend
-from .npu import NpuBackend, npu_soc
+from .cuda import SHARED_MEMORY_PER_BLOCK_OPTIN, CudaBackend
+from .npu import (
+    NPU_MODES,
+    NpuBackend,
+    check_mode,
+    npu_launch_options,
+    npu_limits,
+    npu_option_defaults,
+    npu_soc,
+)
 
-__all__ = ["Backend", "DeviceLimits", "Timing", "get_backend", "found_devices"]
+__all__ = [
+    "Backend",
+    "DeviceLimits",
+    "SocProfile",
+    "Timing",
+    "found_devices",
+    "get_backend",
+    "soc_profile",
+]
 
 
 def _cuda_socs() -> list[tuple[str, str]]:
@@ -38,14 +55,49 @@ def found_devices() -> str:
     return ", ".join([*gpus, *npus, "cpu (Triton interpreter)"])
 
 
+@dataclass(frozen=True)
+class SocProfile:
+    """What a search on a soc may vary and must respect, known without its device."""
+
+    launch_options: frozenset[str]
+    limits: DeviceLimits
+    option_defaults: dict[str, int | str]
+
+
+def soc_profile(soc: str, npu_mode: str = "simd") -> SocProfile:
+    """The launch options, static limits and option defaults of a known soc in a mode."""
+    if soc not in KNOWN_SOCS:
+        raise UserError(f"unknown soc {soc!r}; known socs: {', '.join(KNOWN_SOCS)}")
+    if soc in NPU_SOCS:
+        check_mode(soc, npu_mode)
+        return SocProfile(
+            npu_launch_options(npu_mode),
+            npu_limits(soc, npu_mode),
+            npu_option_defaults(soc, npu_mode),
+        )
+    if npu_mode != "simd":
+        raise UserError(f"--npu-mode {npu_mode} is for an Ascend soc, not {soc!r}")
+    if soc == CPU:
+        return SocProfile(CpuBackend.launch_options, DeviceLimits(), {})
+    shared = SHARED_MEMORY_PER_BLOCK_OPTIN.get(soc)
+    return SocProfile(CudaBackend.launch_options, DeviceLimits(shared_memory_bytes=shared), {})
+
+
 def _compiled() -> None:
     """Kernels of a device backend run compiled, not in the interpreter."""
     if os.environ.get("TRITON_INTERPRET") == "1":
         os.environ["TRITON_INTERPRET"] = "0"
 
 
-def get_backend(soc: str | None = None) -> Backend:
-    """The backend for `soc`; None picks the first accelerator found, else the interpreter."""
+def get_backend(soc: str | None = None, npu_mode: str = "simd") -> Backend:
+    """The backend for `soc`; None picks the first accelerator found, else the interpreter.
+    `npu_mode` (simd or simt) is how an Ascend NPU compiles; other socs take only "simd"."""
+    if npu_mode not in NPU_MODES:
+        raise UserError(f"unknown --npu-mode {npu_mode!r}; use one of {', '.join(NPU_MODES)}")
+    if npu_mode != "simd" and soc is None:
+        raise UserError(f"--npu-mode {npu_mode} needs --soc naming an Ascend soc")
+    if npu_mode != "simd" and not is_npu_soc(soc or ""):
+        raise UserError(f"--npu-mode {npu_mode} is for an Ascend soc, not {soc!r}")
     if soc == CPU:
         return CpuBackend()
     gpu_socs = [s for s, _ in _cuda_socs()]
@@ -60,7 +112,7 @@ def get_backend(soc: str | None = None) -> Backend:
         return CudaBackend(gpu_socs.index(soc))
     if soc in npu_socs:
         _compiled()
-        return NpuBackend(npu_socs.index(soc))
+        return NpuBackend(npu_socs.index(soc), npu_mode)
     if soc not in KNOWN_SOCS:
         raise UserError(f"unknown soc {soc!r}; known socs: {', '.join(KNOWN_SOCS)}")
     if soc in NPU_SOCS:

@@ -44,6 +44,8 @@ class DeviceLimits:
 
     shared_memory_bytes: int | None = None  # per block, CUDA
     unified_buffer_bytes: int | None = None  # per AI core, Ascend
+    l1_bytes: int | None = None  # Ascend: L1 (cbuf) of a cube core, where tl.dot operands go
+    l0c_bytes: int | None = None  # Ascend: L0C of a cube core, where tl.dot results accumulate
     max_grid: tuple[int, int, int] = (2**31 - 1, 65535, 65535)
     max_total_blocks: int | None = None  # Ascend: a launch over 65535 blocks fails
     cores: int | None = None  # CUDA: SMs; Ascend: AI (cube) cores
@@ -67,6 +69,9 @@ class Backend(ABC):
     #: Triton launch options (beyond constexpr tunables) this backend understands; on Ascend they
     #: depend on the soc, so an instance may set its own.
     launch_options: frozenset[str]
+    #: What a launch that leaves a launch option out gets, where the backend knows it better than
+    #: the kernel spec's `Tunable.default` (e.g. multibuffer per Ascend soc). Never mutated.
+    option_defaults: dict[str, int | str] = {}
     #: True where times are interpreter times: correctness only, never a performance claim.
     is_interpreter: ClassVar[bool] = False
 
@@ -84,6 +89,11 @@ class Backend(ABC):
     @abstractmethod
     def versions(self) -> dict[str, str]:
         """Versions of the software stack that produced a number (driver, runtime, compiler)."""
+
+    def compiler_notes(self) -> dict[str, bool | int]:
+        """What the compiler said of the kernels compiled since the last call, for the trial's
+        record (Ascend: a multibuffer fallback, the UB used); nothing by default."""
+        return {}
 
     def release_memory(self) -> None:  # noqa: B027 (a no-op where nothing is cached)
         """Give the allocator's cached, unused blocks back: other worker processes share the device."""

@@ -11,6 +11,17 @@ from ..socs import soc_from_device_name
 from .base import Backend, DeviceLimits
 
 _FLUSH_BYTES = 256 * 1024 * 1024
+#: Shared memory one block may opt in to, by soc, for a space described without the GPU (a
+#: device reports its own): the CUDA C++ Programming Guide's "Technical Specifications per
+#: Compute Capability" (7.0: 96 KB, 7.5: 64 KB, 8.0: 163 KB, 8.6 and 8.9: 99 KB, 9.0 and 10.0:
+#: 227 KB).
+SHARED_MEMORY_PER_BLOCK_OPTIN = {
+    "V100": 96 * 1024,
+    "T4": 64 * 1024,
+    **dict.fromkeys(("A100", "A800"), 163 * 1024),
+    **dict.fromkeys(("A10", "L4", "L40", "L40S"), 99 * 1024),
+    **dict.fromkeys(("H100", "H800", "H20", "H200", "GH200", "B100", "B200"), 227 * 1024),
+}
 #: A spin of about 100 us at 2 GHz, longer than our launchers' host overhead.
 _HOST_COVER_CYCLES = 200_000
 

@@ -3,15 +3,23 @@
 torch_npu is imported only when an NPU is asked for: it registers the `torch.npu` namespace and
 needs the CANN libraries of the host (`source .../ascend-toolkit/set_env.sh`).
 
-What the search may vary depends on the soc:
+Two modes, as triton-ascend compiles (see `triton_ascend`):
 
-- `multibuffer` (triton-ascend's `--enable-auto-multi-buffer`) on every soc: the compiler double-
-  buffers a loop's tiles in the unified buffer, so a config needs twice its tiles there.
-- `num_warps` only on the 950 family (`SIMT_SOCS`). triton-ascend compiles in SIMD mode by default
-  and ignores `num_warps` there; it passes `--num-warps` to its compiler only in SIMT mode, which
-  only the 950's vector cores run. On 910B and 910_93 it can never matter, so it is left out of
-  their spaces instead of spending trials that compile one kernel several times.
-- `num_stages` on none: triton-ascend's compiler does not read it (multibuffer is its pipelining).
+- `simd` (the default): the search varies `multibuffer`, never `num_warps` (SIMD code never reads
+  it: every value would compile the same kernel) nor `num_stages` (not read either).
+- `simt` (`--npu-mode simt`, the 950 family only): launches pass `compile_mode="simt_only"`, the
+  search varies `num_warps` over triton-ascend's SIMT warp counts, and no multibuffer (SIMT
+  compiles do not read it).
+
+On-chip memory per soc (Ascend/AscendNPU-IR,
+bishengir/include/bishengir/Dialect/HACC/Targets/NPUTargetSpec.td): the unified buffer (UB) holds
+a program's vector tiles, L1 the operands of `tl.dot`, L0C its results. 910B and 910_93: UB 192 KiB,
+L1 512 KiB, L0C 128 KiB. 950: UB 248 KiB (256 less 8 the compiler keeps), L1 512 KiB, L0C 256 KiB;
+code with SIMT parts keeps at least 32 KiB of the UB as data cache (MinimalDCacheSize), leaving
+216 KiB, the most shared memory bishengir-compile accepts for SIMT code (`shared-mem-dynamic-size`
+up to 221184, bishengir/lib/Tools/bishengir-compile/regbase/PassPipeline.cpp). An Ascend soc
+missing here (an unknown device name kept verbatim) gets no static on-chip check: its overflows
+show up as failures of their own category instead.
 """
 
 from __future__ import annotations
@@ -29,36 +37,69 @@ import torch
 
 from ..errors import UserError
 from ..socs import NPU_SOCS, soc_from_device_name
-from .base import Backend, DeviceLimits
+from . import triton_ascend
+from .base import Backend, DeviceLimits, Timing
+from .compiler_log import compiler_log
 
-#: Unified buffer (UB) of one AI core in bytes, by soc: the on-chip memory a program's tiles must
-#: fit in. 910B (Atlas A2) and 910_93 (Atlas A3): 192 KiB; 950PR and 950DT: 248 KiB. An Ascend soc
-#: missing here (an unknown device name kept verbatim) gets no static UB check: its overflows show
-#: up as "ub_overflow" failures instead.
+KIB = 1024
+NPU_MODES = ("simd", "simt")
+#: UB bytes of one AI core in SIMD mode, by soc.
 UNIFIED_BUFFER_BYTES = {
-    "910B": 192 * 1024,
-    "910_93": 192 * 1024,
-    "950PR": 248 * 1024,
-    "950DT": 248 * 1024,
+    "910B": 192 * KIB,
+    "910_93": 192 * KIB,
+    "950PR": 248 * KIB,
+    "950DT": 248 * KIB,
 }
+#: UB bytes left to SIMT code beside the data cache, by soc (the 950 family only).
+SIMT_UNIFIED_BUFFER_BYTES = {"950PR": 216 * KIB, "950DT": 216 * KIB}
+L1_BYTES = {soc: 512 * KIB for soc in UNIFIED_BUFFER_BYTES}
+L0C_BYTES = {"910B": 128 * KIB, "910_93": 128 * KIB, "950PR": 256 * KIB, "950DT": 256 * KIB}
 #: The runtime refuses a launch of more blocks than this, whatever the grid's shape.
 MAX_TOTAL_BLOCKS = 65535
-#: Socs whose vector cores also run SIMT code, where `num_warps` can matter.
-SIMT_SOCS = ("950PR", "950DT")
-#: Zeroed between repetitions: more than the L2 of any of these socs (192 MB on the 910B).
+#: Zeroed between repetitions where the device does not report its L2: more than the L2 of any
+#: of these socs.
 _FLUSH_BYTES = 256 * 1024 * 1024
+#: A warm-up long enough for the AI cores' clocks to settle before the timed repetitions.
+WARMUP_MS = 200.0
 
 
-def npu_limits(soc: str) -> DeviceLimits:
-    """The static limits of a soc (core counts are only known from a device)."""
+def check_mode(soc: str, mode: str) -> None:
+    """UserError unless `mode` is an NPU mode `soc` can run."""
+    if mode not in NPU_MODES:
+        raise UserError(f"unknown --npu-mode {mode!r}; use one of {', '.join(NPU_MODES)}")
+    if mode == "simt" and soc not in SIMT_UNIFIED_BUFFER_BYTES:
+        raise UserError(
+            f"--npu-mode simt needs a 950 soc ({', '.join(SIMT_UNIFIED_BUFFER_BYTES)}): only the "
+            f"950's vector cores run SIMT code, not the {soc}'s"
+        )
+
+
+def npu_limits(soc: str, mode: str = "simd") -> DeviceLimits:
+    """The static limits of a soc in a mode (core counts are only known from a device). SIMT
+    code runs on the vector cores alone: no L1 or L0C of a cube core to check."""
+    if mode == "simt":
+        return DeviceLimits(
+            unified_buffer_bytes=SIMT_UNIFIED_BUFFER_BYTES.get(soc),
+            max_total_blocks=MAX_TOTAL_BLOCKS,
+        )
     return DeviceLimits(
-        unified_buffer_bytes=UNIFIED_BUFFER_BYTES.get(soc), max_total_blocks=MAX_TOTAL_BLOCKS
+        unified_buffer_bytes=UNIFIED_BUFFER_BYTES.get(soc),
+        l1_bytes=L1_BYTES.get(soc),
+        l0c_bytes=L0C_BYTES.get(soc),
+        max_total_blocks=MAX_TOTAL_BLOCKS,
     )
 
 
-def npu_launch_options(soc: str) -> frozenset[str]:
-    """The launch options worth searching on a soc (see the module's docstring)."""
-    return frozenset({"multibuffer", *(("num_warps",) if soc in SIMT_SOCS else ())})
+def npu_launch_options(mode: str = "simd") -> frozenset[str]:
+    """The launch options worth searching in a mode (see the module's docstring)."""
+    return frozenset({"num_warps", "compile_mode"} if mode == "simt" else {"multibuffer"})
+
+
+def npu_option_defaults(soc: str, mode: str = "simd") -> dict[str, bool]:
+    """What a launch that leaves an option out gets, where the compiler decides it."""
+    if mode == "simt":
+        return {}
+    return {"multibuffer": triton_ascend.multibuffer_default(soc, triton_ascend.installed())}
 
 
 def npu_soc(device_name: str) -> str:
@@ -74,7 +115,16 @@ def npu_soc(device_name: str) -> str:
 
 
 def cann_version() -> str:
-    """The CANN toolkit's version from its install record, else "unknown"."""
+    """The CANN version torch_npu reports (`torch_npu.npu.utils.get_cann_version`, Ascend/pytorch
+    since v7.1.0; "" before CANN 8.1.RC1), else the toolkit's install record, else "unknown"."""
+    try:
+        from torch_npu.npu.utils import get_cann_version
+
+        reported = str(get_cann_version(module="CANN"))
+    except Exception:  # noqa: BLE001 - an older torch_npu, or none: read the install record
+        reported = ""
+    if reported:
+        return reported
     for variable in ("ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH"):
         home = os.environ.get(variable)
         if not home:
@@ -110,21 +160,35 @@ class NpuBackend(Backend):
     #: torch's device type of the NPU's tensors (tests stand in "cpu").
     device_type: ClassVar[str] = "npu"
 
-    def __init__(self, index: int = 0) -> None:
+    def __init__(self, index: int = 0, mode: str = "simd") -> None:
         problem = NpuBackend.unavailable()
         if problem:
             raise UserError(f"no Ascend NPU to use: {problem}")
         npu = _npu()
         self.index = index
+        self.mode = mode
         self.device_name = npu.get_device_name(index)
         self.soc = npu_soc(self.device_name)
-        self.launch_options = npu_launch_options(self.soc)
+        check_mode(self.soc, mode)
+        self.compiler = triton_ascend.installed()
+        refusal = triton_ascend.cannot_build(self.soc, self.compiler, mode)
+        if refusal:
+            raise UserError(refusal)
+        self.launch_options = npu_launch_options(mode)
+        self.option_defaults = npu_option_defaults(self.soc, mode)
         props = npu.get_device_properties(index)
         self.limits = dataclasses.replace(
-            npu_limits(self.soc),
+            npu_limits(self.soc, mode),
             cores=getattr(props, "cube_core_num", None),
             vector_cores=getattr(props, "vector_core_num", None),
         )
+        # The compiler prints the UB a kernel allocates; a copy of its output goes to each trial.
+        os.environ.setdefault("ENABLE_PRINT_UB_BITS", "1")
+        self.compiler_log = compiler_log()
+        l2 = getattr(props, "L2_cache_size", 0) or 0
+        #: Twice the L2 the device reports (torch_npu's `L2_cache_size`), zeroed before each
+        #: repetition so none of the previous one's data is still cached.
+        self.flush_bytes = 2 * l2 if l2 else _FLUSH_BYTES
         self._flush_buffer: torch.Tensor | None = None
 
     @staticmethod
@@ -156,7 +220,7 @@ class NpuBackend(Backend):
 
     def flush_l2(self) -> None:
         if self._flush_buffer is None:
-            self._flush_buffer = torch.empty(_FLUSH_BYTES, dtype=torch.int8, device=self.device)
+            self._flush_buffer = torch.empty(self.flush_bytes, dtype=torch.int8, device=self.device)
         self._flush_buffer.zero_()
 
     def _elapsed_ms(self, fn: Callable[[], Any], reps: int) -> list[float]:
@@ -173,6 +237,15 @@ class NpuBackend(Backend):
         self.synchronize()
         return [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
 
+    def compiler_notes(self) -> dict[str, bool | int]:
+        """What the compiler said of the kernels compiled since the last call (see
+        `triton_ascend.notes`); nothing where no compiler log could be kept."""
+        return triton_ascend.notes(self.compiler_log.since_last()) if self.compiler_log else {}
+
+    def time(self, fn: Callable[[], Any], **kw: Any) -> Timing:
+        kw.setdefault("warmup_ms", WARMUP_MS)
+        return super().time(fn, **kw)
+
     def versions(self) -> dict[str, str]:
         import torch_npu
         import triton
@@ -183,4 +256,6 @@ class NpuBackend(Backend):
             "triton": triton.__version__,  # triton-ascend installs as `triton`
             "cann": cann_version(),
             "device": self.device_name,
+            "npu_mode": self.mode,
+            "timer": f"npu events, {self.flush_bytes >> 20} MiB zeroed before each repetition",
         }

@@ -270,6 +270,8 @@ FROZEN_CONFIGS = {
 _SOC_PATTERNS = (
     ("^Ascend950PR", "950PR"),
     ("^Ascend950DT", "950DT"),
+    ("^Ascend910_9581", "950DT"),
+    ("^Ascend910_95", "950PR"),
     ("^Ascend910B", "910B"),
     ("^Ascend910_93", "910_93"),
     ("\\bGH200\\b", "GH200"),
@@ -289,7 +291,10 @@ _SOC_PATTERNS = (
     ("\\bT4\\b", "T4"),
 )
 _VENDOR_WORDS = ("NVIDIA", "GeForce", "Tesla", "Quadro")
-_LAUNCH_OPTIONS = {"cuda": ("num_warps", "num_stages"), "npu": ("multibuffer", "num_warps")}
+_LAUNCH_OPTIONS = {
+    "cuda": ("num_warps", "num_stages"),
+    "npu": ("multibuffer", "num_warps", "compile_mode"),
+}
 _DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
 _PICKED = {}  # (device, kernel, dtype, shape) -> config
 
@@ -346,10 +351,14 @@ def _pick(soc, kernel, shape, dtype, default):
 
 
 def _split_config(config, device):
-    """(constexpr tunables, launch options this device understands) of a config."""
+    """(constexpr tunables, launch options this device understands) of a config. On an NPU,
+    num_warps goes only with compile_mode (SIMT code): triton-ascend's SIMD code never reads it."""
     options = _LAUNCH_OPTIONS.get(device.type, ())
     constexprs = {k: v for k, v in config.items() if k.startswith("BLOCK_")}
-    return constexprs, {k: v for k, v in config.items() if k in options}
+    launch = {k: v for k, v in config.items() if k in options}
+    if device.type == "npu" and "compile_mode" not in launch:
+        launch.pop("num_warps", None)
+    return constexprs, launch
 
 
 def _checked(check):

@@ -1,0 +1,127 @@
+"""What the installed triton-ascend can build, and what its compiler's output says.
+
+Read from Ascend/triton-ascend (tag v3.2.0, branch release/3.5.x) and from bishengir-compile, its
+compiler, in Ascend/AscendNPU-IR (tag v1.2.0):
+
+- Which chips: `NPUOptions.compile_on_910_95` (ascend/backend/compiler.py) picks the 950's
+  compile path. 3.2.0, the PyPI release, hard-codes it False: it builds for the 910B and 910_93
+  only. The 3.5 line detects a 950 on the host (PCI device id or `npu-smi`,
+  python/triton/tools/get_ascend_devices.py); it is not on PyPI.
+- Multibuffer's default: `NPUOptions.multibuffer = not is_compile_on_910_95`: on for A2/A3, off on
+  the 950.
+- SIMD and SIMT: `compile_mode="simd"` (the default) never passes `num_warps` to the compiler;
+  `compile_mode="simt_only"` does (`--num-warps`, `ttir_to_npubin`), and then passes no
+  multibuffer option: SIMT code runs on the vector cores alone (its `mix_mode` is "aiv").
+- Overflows: bishengir reports "ub overflow", "cbuf overflow" (L1) and "cc overflow" (L0C),
+  "requires N bits while M bits available". From v1.2.0 it retries such a compile with
+  `enable-auto-multi-buffer` false and says so on stderr ("[NOTE] ... set enable-auto-multi-buffer
+  to false ...", bishengir/lib/Tools/RetriablePassManager/RetriablePassManager.cpp): a config
+  asked with multibuffer on then runs with it off.
+- Used UB: with `ENABLE_PRINT_UB_BITS=1` triton-ascend asks the compiler to print its allocation
+  ("UB size = N bits" on stdout; it keeps N as `metadata.required_ub_bits`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from importlib import metadata
+
+#: The socs that take the 950's compile path (`compile_on_910_95`).
+FAMILY_950 = ("950PR", "950DT")
+#: Where a 950 compiler comes from, for the capability gate's message.
+NEEDED_FOR_950 = (
+    "triton-ascend's 3.5 line, which detects the 950 (Ascend/triton-ascend, branch "
+    "release/3.5.x; not on PyPI)"
+)
+#: The compiler's overflow words and the failure category of each, in the order they are tested.
+OVERFLOWS = (
+    ("ub overflow", "ub_overflow"),
+    ("cbuf overflow", "cbuf_overflow"),
+    ("cc overflow", "cc_overflow"),
+)
+_FALLBACK = "set enable-auto-multi-buffer to false"
+_UB_SIZE = re.compile(r"UB\s+size\s*=\s*(\d+)\s*bits")
+
+
+@dataclass(frozen=True)
+class TritonAscend:
+    """The installed triton-ascend: its version and the defaults of its `NPUOptions`."""
+
+    version: str
+    targets_950: bool
+    multibuffer: bool
+    has_compile_mode: bool
+
+
+def installed() -> TritonAscend | None:
+    """The installed triton-ascend, or None (upstream Triton or no Triton)."""
+    try:
+        version = metadata.version("triton-ascend")
+    except metadata.PackageNotFoundError:
+        return None
+    from triton.backends.ascend.compiler import NPUOptions
+
+    fields = NPUOptions.__dataclass_fields__
+    return TritonAscend(
+        version=version,
+        targets_950=bool(fields["compile_on_910_95"].default),
+        multibuffer=bool(fields["multibuffer"].default),
+        has_compile_mode="compile_mode" in fields,
+    )
+
+
+def multibuffer_default(soc: str, compiler: TritonAscend | None) -> bool:
+    """What a launch that names no multibuffer gets on a soc: the installed compiler's default
+    where it builds for that soc, else triton-ascend's rule (off on the 950, on elsewhere)."""
+    if compiler is not None and cannot_build(soc, compiler) is None:
+        return compiler.multibuffer
+    return soc not in FAMILY_950
+
+
+def cannot_build(soc: str, compiler: TritonAscend | None, mode: str = "simd") -> str | None:
+    """Why `compiler` cannot build `mode` code for `soc`, in one line; None where it can."""
+    if compiler is None:
+        return "triton-ascend is not installed (pip install 'autotune[npu]')"
+    wants_950 = soc in FAMILY_950
+    if wants_950 and not compiler.targets_950:
+        return (
+            f"triton-ascend {compiler.version} cannot compile for the {soc}: it builds for the "
+            f"910B and 910_93 only (NPUOptions.compile_on_910_95 is False); the 950 needs "
+            f"{NEEDED_FOR_950}"
+        )
+    if compiler.targets_950 and not wants_950:
+        return (
+            f"triton-ascend {compiler.version} compiles for a 950 on this host, not for the {soc}"
+        )
+    if mode == "simt" and not compiler.has_compile_mode:
+        return f"triton-ascend {compiler.version} has no compile_mode: it cannot compile SIMT code"
+    return None
+
+
+def overflow_category(text: str) -> str | None:
+    """The on-chip memory a compiler's message says overflowed, as a failure category."""
+    lowered = text.lower()
+    return next((category for words, category in OVERFLOWS if words in lowered), None)
+
+
+def multibuffer_fell_back(output: str) -> bool:
+    """Whether bishengir-compile's output says it turned multibuffer off to make a config fit."""
+    return _FALLBACK in output
+
+
+def notes(output: str) -> dict[str, bool | int]:
+    """What a trial records of the compiler's output: a multibuffer fallback, the UB bits used."""
+    found: dict[str, bool | int] = {}
+    if multibuffer_fell_back(output):
+        found["multibuffer_fallback"] = True
+    bits = ub_bits(output)
+    if bits is not None:
+        found["required_ub_bits"] = bits
+    return found
+
+
+def ub_bits(output: str) -> int | None:
+    """The UB bits bishengir-compile says a kernel allocates (`ENABLE_PRINT_UB_BITS=1`)."""
+    match = _UB_SIZE.search(output)
+    return int(match.group(1)) if match else None
