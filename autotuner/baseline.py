@@ -21,6 +21,7 @@ from .backends import Backend, Timing
 from .environment import environment
 from .errors import UserError
 from .generated_block import read_frozen
+from .host_sync import host_reads, host_scalars
 from .paths import frozen_configs_file, port_file
 
 SOURCES = ("upstream", "port_default", "port_frozen")
@@ -28,6 +29,17 @@ SOURCES = ("upstream", "port_default", "port_frozen")
 #: ROUNDS rounds that alternate between the sources of a part, so that drift of the device (clocks,
 #: temperature) shows in all of them alike rather than in their ratio.
 REPS, MIN_MS, ROUNDS = 50, 50.0, 5
+
+
+def no_host_reads(call: Callable[[], object], inputs: dict, what: str) -> Callable[[], object]:
+    """`call`, after checking that it never waits for the device (`autotuner.host_sync`)."""
+    reads = host_reads(call, host_scalars(inputs))
+    if reads:
+        raise UserError(
+            f"{what} reads device values on the host inside the timed call "
+            f"({', '.join(sorted(set(reads))[:3])}): that work belongs in its preparation"
+        )
+    return call
 
 
 def measure_interleaved(backend: Backend, calls: list[Callable[[], object]]) -> list[list[float]]:
@@ -120,7 +132,11 @@ def record_baselines(
     for case in cases_for(spec, backend) if cases is None else cases:
         inputs = spec.make_inputs(case, backend.device)
         for part in spec.parts:
-            runnable = [r for r in runs(spec, case, inputs, part, frozen) if r[2] is not None]
+            runnable = [
+                (source, configs, no_host_reads(call, inputs, f"{spec.name} {part} {source}"))
+                for source, configs, call in runs(spec, case, inputs, part, frozen)
+                if call is not None
+            ]
             measured = measure_interleaved(backend, [call for _, _, call in runnable])
             for (source, configs, _), samples in zip(runnable, measured, strict=True):
                 timing = Timing.of(samples)

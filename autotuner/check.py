@@ -40,6 +40,7 @@ from .baseline import (
     gpu_baseline,
     latest,
     measure_interleaved,
+    no_host_reads,
 )
 from .environment import environment
 from .errors import UserError
@@ -208,6 +209,9 @@ def check(
         if reference_call is None:
             skipped.append(f"{row.case_name} {row.part}: upstream cannot run it here")
             continue
+        what = f"{spec.name} {row.part}"
+        no_host_reads(reference_call, inputs, f"{what} {reference.source}")
+        no_host_reads(run[1], inputs, f"{what} port_frozen")
         rounds = 0
         while True:  # a suspect is confirmed by a second, independent round
             rounds += 1

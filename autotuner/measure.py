@@ -6,8 +6,9 @@ the op's tolerance, and element by element what `autotune verify` asks with the 
 config as second reference (the CANN dual-reference ratios, else the single-reference thresholds),
 so that a few far-off elements, which a norm hides, fail the trial and not a later verify.
 
-The other failure categories: "compile" (the compiler rejected the config), "resource" (out of
-shared memory, registers or device memory), "ub_overflow", "cbuf_overflow" and "cc_overflow"
+The other failure categories: "host_sync" (the launch reads a device value on the host, so its
+time would be the host's latency: `autotuner.host_sync`), "compile" (the compiler rejected the
+config), "resource" (out of shared memory, registers or device memory), "ub_overflow", "cbuf_overflow" and "cc_overflow"
 (Ascend: tiles over the unified buffer, dot operands over L1, dot results over L0C), "runtime"
 (any other error), and, set by the parent, "timeout" and "crash" (the worker was replaced).
 
@@ -30,6 +31,7 @@ from ops.spec import Case, Config
 from .accuracy import Errors, judge, measure
 from .backends import Backend, Timing
 from .backends.triton_ascend import overflow_category
+from .host_sync import host_reads, host_scalars
 
 
 @dataclass
@@ -183,6 +185,12 @@ class CaseRunner:
         if failure:
             return Outcome(
                 False, "wrong_result", failure, compile_s=compile_s, error=error, extra=notes
+            )
+        reads = host_reads(lambda: self.launch(config), host_scalars(self.kernel_inputs))
+        if reads:  # its time would be the host's latency, not the kernel's
+            message = f"the launch waits for the device: {', '.join(sorted(set(reads))[:3])}"
+            return Outcome(
+                False, "host_sync", message, compile_s=compile_s, error=error, extra=notes
             )
         timing: Timing = self.backend.time(lambda: self.launch(config))
         return Outcome(True, timing=timing.as_dict(), compile_s=compile_s, error=error, extra=notes)

@@ -6,6 +6,7 @@ Rows of a sequence beyond max_len have no dense source and come out as zeros.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import torch
 
@@ -36,7 +37,9 @@ class DenseToJagged(JaggedCopyOp):
     def make_inputs(self, case: Case, device: torch.device, seed: int = 0) -> Tensors:
         b, n, d = (case.shape[k] for k in self.shape_keys)
         dense = torch.randn(b, n, d, generator=self._generator(case, seed)).to(case.torch_dtype)
-        return {"dense": dense.to(device), **self._common(case, device)}
+        # A host value: launches never read offsets[-1] from the device.
+        rows = torch.tensor(total_rows(case))
+        return {"dense": dense.to(device), **self._common(case, device), "total_rows": rows}
 
     def reference(self, inputs: Tensors, compute_dtype: torch.dtype = torch.float64) -> Tensors:
         offsets = inputs["offsets"]
@@ -51,9 +54,8 @@ class DenseToJagged(JaggedCopyOp):
 
     def launch(self, kernel: str, inputs: Tensors, config: Config | None) -> Tensors:
         port = load_port(NAME)
-        offsets = inputs["offsets"]
         values, _ = port.dense_to_jagged(
-            inputs["dense"], [offsets], int(offsets[-1]), config=config
+            inputs["dense"], [inputs["offsets"]], int(inputs["total_rows"]), config=config
         )
         return {"values": values}
 
@@ -63,15 +65,29 @@ class DenseToJagged(JaggedCopyOp):
         if dense.is_cuda:
             return {"values": up.dense_to_jagged(dense, [offsets])[0]}
         # Upstream's wrapper allocates on "cuda"; elsewhere launch its kernel exactly as it does.
-        values = torch.empty(
-            int(offsets[-1]), dense.size(-1), dtype=dense.dtype, device=dense.device
-        )
-        up.triton_dense_to_jagged[(offsets.numel() - 1,)](
+        values = self._values(inputs)
+        self._upstream_kernel(up, inputs, values)()
+        return {"values": values}
+
+    @staticmethod
+    def _values(inputs: Tensors) -> torch.Tensor:
+        dense = inputs["dense"]
+        rows = int(inputs["total_rows"])
+        return torch.empty(rows, dense.size(-1), dtype=dense.dtype, device=dense.device)
+
+    @staticmethod
+    def _upstream_kernel(up, inputs: Tensors, values: torch.Tensor) -> Callable[[], object]:
+        """Upstream's kernel launched as its dense_to_jagged wrapper launches it, into `values`
+        (the wrapper reads offsets[-1] on the host to allocate it: outside the call)."""
+        dense, offsets = inputs["dense"], inputs["offsets"]
+        return lambda: up.triton_dense_to_jagged[(offsets.numel() - 1,)](
             values, offsets, values.stride(0), dense, None,
             dense.stride(-1), dense.stride(-2), dense.stride(-3), 2, UPSTREAM_BLOCK, UPSTREAM_BLOCK,
             operation_function=None, operation_jagged_value_ptr=None,
         )  # fmt: skip
-        return {"values": values}
+
+    def upstream_part(self, part: str, inputs: Tensors, case: Case) -> Callable[[], object]:
+        return self._upstream_kernel(self._upstream(), inputs, self._values(inputs))
 
 
 SPEC = DenseToJagged()

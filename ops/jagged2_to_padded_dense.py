@@ -131,6 +131,7 @@ class Jagged2ToPaddedDense(Jagged2Op):
         out = {k: v.to(case.torch_dtype).to(device) for k, v in tensors.items()}
         out["offsets"] = offsets.to(device)
         out["max_seq_len"] = torch.tensor(n)
+        out["total_length"] = torch.tensor(total)  # a host value: launches never read offsets
         return out
 
     def reference(self, inputs: Tensors, compute_dtype: torch.dtype = torch.float64) -> Tensors:
@@ -166,8 +167,9 @@ class Jagged2ToPaddedDense(Jagged2Op):
     def _bwd(self, inputs: Tensors, config: Config | None):
         port = load_port(NAME)
         n = int(inputs["max_seq_len"])
+        total = int(inputs["total_length"])
         return port.padded_dense_to_jagged2_fwd(
-            inputs["ddense"], inputs["offsets"], n, config=config
+            inputs["ddense"], inputs["offsets"], n, total, config=config
         )
 
     def run_port(self, inputs: Tensors, configs: dict[str, Config] | None = None) -> Tensors:
@@ -209,12 +211,18 @@ class Jagged2ToPaddedDense(Jagged2Op):
         # it, on a zeroed output: upstream allocates it with torch.empty and leaves the segment
         # tail of sequences longer than max_seq_len unwritten (undefined values).
         dvalues = torch.zeros(int(offsets[-1]), dtype=ddense.dtype, device=ddense.device)
+        self._upstream_bwd(up, ddense, lengths, offsets, dvalues, n)()
+        return {"dense": dense, "dvalues": dvalues}
+
+    @staticmethod
+    def _upstream_bwd(up, ddense, lengths, offsets, dvalues, n: int) -> Callable[[], object]:
+        """Upstream's backward kernel, launched as padded_dense_to_jagged2_fwd launches it, into
+        `dvalues` (its wrapper reads offsets[-1] on the host to allocate it: outside the call)."""
         grid = (-(-n // UPSTREAM_BLOCK), -(-n // UPSTREAM_BLOCK), ddense.size(0))
-        up.padded_dense_to_jagged2_kernel[grid](
+        return lambda: up.padded_dense_to_jagged2_kernel[grid](
             ddense, lengths, offsets, dvalues, ddense.stride(0), ddense.stride(1),
             ddense.stride(2), n, UPSTREAM_BLOCK, UPSTREAM_BLOCK,
         )  # fmt: skip
-        return {"dense": dense, "dvalues": dvalues}
 
     def upstream_part(self, part: str, inputs: Tensors, case: Case) -> Callable[[], object]:
         up = self._up()
@@ -225,7 +233,9 @@ class Jagged2ToPaddedDense(Jagged2Op):
             values = inputs["values"]
             return lambda: up.jagged2_to_padded_dense(values, offsets, n, PADDING_VALUE)
         ddense = inputs["ddense"]
-        return lambda: up.padded_dense_to_jagged2_fwd(ddense, lengths, offsets, n)
+        total = int(inputs["total_length"])
+        dvalues = torch.empty(total, dtype=ddense.dtype, device=ddense.device)  # as upstream
+        return self._upstream_bwd(up, ddense, lengths, offsets, dvalues, n)
 
 
 SPEC = Jagged2ToPaddedDense()

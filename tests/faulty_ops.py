@@ -1,5 +1,6 @@
 """A test-only op whose configs fail on purpose: one crashes its process, one hangs, one is wrong,
-one is wrong in a few small elements only (within the norm-wise tolerance).
+one is wrong in a few small elements only (within the norm-wise tolerance), one reads a device
+value on the host inside its launch (so would time the host's latency on a device).
 
 Loaded through AUTOTUNE_OPS_MODULES; `install(root)` writes its port file under AUTOTUNE_ROOT.
 """
@@ -14,7 +15,7 @@ from ops.ports import load_port
 from ops.spec import Case, KernelSpec, OpSpec, Tunable, Upstream
 
 NAME = "faulty_scale"
-CRASH, HANG, WRONG, FEW_OFF = 64, 128, 32, 1024
+CRASH, HANG, WRONG, FEW_OFF, SYNC = 64, 128, 32, 1024, 2048
 
 PORT = f"""
 import os
@@ -43,6 +44,8 @@ def scale(x, config):
         os.kill(os.getpid(), signal.SIGKILL)
     if block == {HANG}:
         time.sleep(3600)
+    if block == {SYNC} and int(x.abs().sum()) < 0:  # a read of a device value: a sync
+        raise AssertionError
     y = torch.empty_like(x)
     _scale_kernel[(triton.cdiv(x.numel(), block),)](x, y, x.numel(), BLOCK=block, WRONG=block == {WRONG}, FEW_OFF=block == {FEW_OFF})
     return y
@@ -71,7 +74,7 @@ class FaultyScale(OpSpec):
         KernelSpec(
             name="fwd",
             tunables=(
-                Tunable("BLOCK", (16, 32, 64, 128, 256, 512, FEW_OFF)),
+                Tunable("BLOCK", (16, 32, 64, 128, 256, 512, FEW_OFF, SYNC)),
                 Tunable("num_warps", (4,), launch_option=True),
             ),
             outputs=("y",),

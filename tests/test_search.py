@@ -133,6 +133,8 @@ def test_crash_hang_and_wrong_results_are_recorded_failures(db_url, faulty):
     assert few_off.user_attrs["error"] < faulty.tolerance["float32"]  # the norm would pass it
     assert few_off.user_attrs["category"] == "wrong_result"
     assert few_off.user_attrs["message"].startswith("y against the default config: MARE ratio inf")
+    synced = by_block[faulty_ops.SYNC].user_attrs
+    assert synced["category"] == "host_sync" and "__int__ at faulty_scale.py" in synced["message"]
     assert by_block[256].user_attrs["category"] == "infeasible"
     assert by_block[256].user_attrs["message"] == "BLOCK 256 is excluded by this test"
     assert {b for b, t in by_block.items() if t.state == TrialState.COMPLETE} == {16, 512}

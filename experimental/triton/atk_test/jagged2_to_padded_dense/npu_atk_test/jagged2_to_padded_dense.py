@@ -302,10 +302,16 @@ def jagged2_to_padded_dense_fwd(
     return out
 
 
-def padded_dense_to_jagged2_fwd(dense, offsets, max_length, *, config=None, check=False):
-    """[B, max_length, max_length] -> jagged2 [offsets[-1]] (the backward of the forward)."""
+def padded_dense_to_jagged2_fwd(
+    dense, offsets, max_length, total_length=None, *, config=None, check=False
+):
+    """[B, max_length, max_length] -> jagged2 [offsets[-1]] (the backward of the forward).
+    `total_length` (= offsets[-1]) spares a device-to-host read when the caller knows it.
+    """
     max_len = int(max_length)
     batch = offsets.numel() - 1
+    if total_length is None:
+        total_length = int(offsets[-1])
     if _checked(check):
         if (
             dense.dim() != 3
@@ -316,9 +322,8 @@ def padded_dense_to_jagged2_fwd(dense, offsets, max_length, *, config=None, chec
             raise ValueError(
                 f"dense must be [B, max_length, max_length] = [{batch}, {max_len}, {max_len}], got {tuple(dense.shape)}"
             )
-        total = int(offsets[-1]) if offsets.numel() else 0
-        _check_jagged2(offsets, total, max_len)
-    out = torch.empty(int(offsets[-1]), dtype=dense.dtype, device=dense.device)
+        _check_jagged2(offsets, int(offsets[-1]) if offsets.numel() else 0, max_len)
+    out = torch.empty(total_length, dtype=dense.dtype, device=dense.device)
     shape = {"B": batch, "max_seq_len": max_len}
     blocks, options = _configure("bwd", config, shape, dense)
     if out.numel() == 0:

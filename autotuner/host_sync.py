@@ -1,0 +1,78 @@
+"""Catch a timed call that waits for the device: a read of a device value on the host.
+
+The timers cover the host's launch work with a spin of the device, so host work costs nothing in
+the timed window as long as the host never waits for the device. A read of a device value
+(`int(t)`, `t.item()`, `t.tolist()`, `t.cpu()`, ...) makes it wait: the window then times the
+host's latency, not the kernels. Such reads belong in the preparation, outside the window.
+
+The check runs a call once under a torch function mode and reports the reads made by code outside
+torch and Triton (the Triton interpreter moves tensors to the host by design): on the `cpu`
+backend too, where no read waits for anything, so that CI catches a launcher that would on a
+device. Reads of an op's host scalars (its 0-d inputs, such as `max_seq_len`, which stay on the
+host on every backend) wait for nothing and are not reported.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import torch
+import triton
+from torch.overrides import TorchFunctionMode
+
+#: Tensor methods that copy a value to the host, so wait for the device.
+READS = frozenset(
+    {"__int__", "__float__", "__bool__", "__index__", "item", "tolist", "cpu", "numpy"}
+)
+#: Code under these folders may read: its reads are not the launcher's.
+_EXEMPT = tuple(str(Path(m.__file__).parent) for m in (torch, triton))
+
+
+def _caller() -> str | None:
+    """`file:line` of the innermost frame outside torch, Triton and this module."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name != __file__ and not name.startswith(_EXEMPT):
+            return f"{Path(name).name}:{frame.f_lineno}"
+        if name.startswith(_EXEMPT) and "interpreter" in name:
+            return None  # the interpreter running a kernel
+        frame = frame.f_back
+    return None
+
+
+class _Reads(TorchFunctionMode):
+    def __init__(self, host: set[int]) -> None:
+        super().__init__()
+        self.host = host
+        self.found: list[str] = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        name = getattr(func, "__name__", "")
+        read = name in READS or (name == "to" and _to_host(args, kwargs or {}))
+        if read and not (args and id(args[0]) in self.host):
+            where = _caller()
+            if where is not None:
+                self.found.append(f"{name} at {where}")
+        return func(*args, **(kwargs or {}))
+
+
+def _to_host(args: tuple, kwargs: dict[str, Any]) -> bool:
+    device = kwargs.get("device", args[1] if len(args) > 1 else None)
+    return str(device).startswith("cpu")
+
+
+def host_scalars(inputs: dict[str, Any]) -> list[torch.Tensor]:
+    """An op's 0-d input tensors: host values on every backend."""
+    return [t for t in inputs.values() if isinstance(t, torch.Tensor) and t.dim() == 0]
+
+
+def host_reads(call: Callable[[], Any], host: Iterable[torch.Tensor] = ()) -> list[str]:
+    """Run `call` once; the device-value reads it made on the host, as `method at file:line`,
+    leaving out reads of the `host` tensors."""
+    with _Reads({id(t) for t in host}) as mode:
+        call()
+    return mode.found
