@@ -30,6 +30,7 @@ from storage import Baseline, CheckVerdict, Database
 
 from .backends import Backend, Timing
 from .baseline import FrozenSet, frozen_run, latest, measure_samples
+from .case_store import find, kind_for
 from .environment import environment
 from .errors import UserError
 from .stats import mann_whitney_less
@@ -117,18 +118,27 @@ def _gpu_ratio(db: Database, row: Baseline, median_ms: float, backend: Backend) 
     return median_ms / gpu.median_ms if gpu and gpu.median_ms > 0 else None
 
 
-def check(db: Database, spec: OpSpec, backend: Backend, threshold: float) -> CheckReport:
-    """Re-time every baselined frozen (case, part) and store a verdict for each."""
+def check(
+    db: Database,
+    spec: OpSpec,
+    backend: Backend,
+    threshold: float,
+    cases: list[str] | None = None,
+) -> CheckReport:
+    """Re-time every baselined frozen (case, part), or those of the named cases, and store a
+    verdict for each."""
     if not threshold >= 0:  # NaN too
         raise UserError(f"--threshold must be a share >= 0, e.g. 0.05; got {threshold}")
-    baselines = _baselines(db, spec, backend.soc)
+    baselines = [
+        row for row in _baselines(db, spec, backend.soc) if cases is None or row.case_name in cases
+    ]
     frozen = FrozenSet.read(spec, backend.soc)
     env = environment(backend)
     checked, skipped = [], []
     inputs_of: dict[str, dict] = {}
     for row in baselines:
         try:
-            case = spec.case(row.case_name)
+            case = find(spec, row.case_name, kind_for(backend.is_interpreter), db)
         except ValueError:
             skipped.append(f"{row.case_name} {row.part}: no such case any more")
             continue

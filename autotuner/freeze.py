@@ -11,8 +11,6 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,12 +20,14 @@ from filelock import FileLock
 from optuna.trial import TrialState
 from sqlalchemy import select
 
-from ops.spec import OpSpec
+from ops.spec import Case, OpSpec
 from storage import Database, FrozenVersion, Run, StudyRecord
 
 from . import performance_json
 from .baseline import latest
+from .case_store import kind_for, user_cases
 from .errors import UserError
+from .files import atomic_write
 from .generated_block import read_frozen, replace_block
 from .paths import atk_dir, frozen_configs_file, port_file, project_root
 from .paths import performance_json as performance_json_path
@@ -78,18 +78,23 @@ class FreezeResult:
         return "".join(out)
 
 
-def _cases(spec: OpSpec, soc: str):
-    return spec.cases("accuracy" if soc == CPU else "performance")
+def _cases(spec: OpSpec, soc: str, db: Database) -> list[Case]:
+    """The built-in cases of the soc's kind and the op's user cases."""
+    kind = kind_for(soc == CPU)
+    return [*spec.cases(kind), *(case for case, _ in user_cases(spec, kind, db))]
 
 
-def collect(db: Database, spec: OpSpec, soc: str, force: bool) -> tuple[list[Entry], list[str]]:
-    """The winners of the studies of the current kernel sources on this soc."""
+def collect(
+    db: Database, spec: OpSpec, soc: str, force: bool, cases: list[Case] | None = None
+) -> tuple[list[Entry], list[str]]:
+    """The winners of the studies of the current kernel sources on this soc (of `cases` only,
+    when given)."""
     storage = optuna_storage(db)
     entries, untuned = [], []
     with db.sessions() as session:
         for kernel in spec.kernels:
             source = kernel_source_hash(spec, kernel)
-            for case in _cases(spec, soc):
+            for case in cases or _cases(spec, soc, db):
                 name = study_name(spec.name, kernel.name, case, soc, source)
                 record = session.scalar(select(StudyRecord).where(StudyRecord.name == name))
                 if record is None:
@@ -153,18 +158,6 @@ def _gpu_baseline(session, spec: OpSpec, kernel: str, case: str) -> dict[str, An
         "gpu_baseline_ms": row.median_ms if row else None,
         "gpu_baseline_soc": row.soc if row else None,
     }
-
-
-def atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def _read(path: Path) -> str:
@@ -238,10 +231,17 @@ def latest_label(db: Database, op: str, soc: str) -> str | None:
 
 
 def freeze(
-    db: Database, spec: OpSpec, soc: str, *, label: str | None, dry_run: bool, force: bool
+    db: Database,
+    spec: OpSpec,
+    soc: str,
+    *,
+    label: str | None,
+    dry_run: bool,
+    force: bool,
+    cases: list[Case] | None = None,
 ) -> FreezeResult:
     label = label or latest_label(db, spec.name, soc) or "M1"
-    entries, untuned = collect(db, spec, soc, force)
+    entries, untuned = collect(db, spec, soc, force, cases)
     result = FreezeResult(label, entries, untuned)
     with FileLock(str(atk_dir(spec.name) / ".freeze.lock")):
         for path, text in new_texts(spec, soc, label, entries).items():
