@@ -88,6 +88,7 @@ def run(
     timeout_s: float,
     restart: bool = False,
     request: CaseRequest = NO_REQUEST,
+    extra: list[Case] = (),  # type: ignore[assignment]
     on_study: Callable[[Plan], None] | None = None,
     on_progress: Callable[[Progress], None] | None = None,
 ) -> list[StudyRecord]:
@@ -97,7 +98,9 @@ def run(
         )
     backend = get_backend(soc)
     spec = get_op(op)
-    user = request.cases(spec, backend.is_interpreter)  # checked before anything is written
+    # Asked cases, checked before anything is written; `extra`: cases tuned but not kept as the
+    # op's user cases (a benchmark's held-out shapes).
+    user = [*request.cases(spec, backend.is_interpreter), *extra]
     known = [c for c, _ in user_cases(spec, case_kind(backend))]
     selection = select(op, backend, kernels, cases, user, known)
     db = open_database(db_url)
