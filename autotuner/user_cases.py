@@ -175,7 +175,7 @@ class CaseRequest:
             found = [e for e in read_file(self.cases_file) if e.get("op", spec.name) == spec.name]
             if not found:
                 raise UserError(f"{self.cases_file} has no case of {spec.name}")
-            found.sort(key=lambda e: -e.get("calls", 0) if isinstance(e.get("calls"), int) else 0)
+            found.sort(key=lambda e: -e["calls"] if isinstance(e.get("calls"), int) else 0)
             return [entry_of(case_of(spec, e, "performance"), e) for e in found]
         if not self.shape:
             return []
