@@ -8,6 +8,7 @@ ARG TORCH_INDEX=https://download.pytorch.org/whl/cpu
 RUN useradd --create-home --uid 1000 autotune
 WORKDIR /app
 COPY pyproject.toml README.md ./
+COPY autotune autotune
 COPY autotuner autotuner
 COPY ops ops
 COPY storage storage

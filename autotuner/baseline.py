@@ -18,6 +18,7 @@ from ops.spec import Case, Config, OpSpec
 from storage import Baseline, Database
 
 from .backends import Backend, Timing
+from .case_store import kind_for, user_cases
 from .environment import environment
 from .errors import UserError
 from .generated_block import read_frozen
@@ -58,8 +59,13 @@ def measure_samples(backend: Backend, call: Callable[[], object]) -> list[float]
     return measure_interleaved(backend, [call])[0]
 
 
-def cases_for(spec: OpSpec, backend: Backend) -> list[Case]:
-    return spec.cases("accuracy" if backend.is_interpreter else "performance")
+def cases_for(spec: OpSpec, backend: Backend, db: Database | None = None) -> list[Case]:
+    """The built-in cases of the backend's kind, then the user cases frozen on its soc."""
+    kind = kind_for(backend.is_interpreter)
+    frozen = FrozenSet.read(spec, backend.soc).by_kernel.values()
+    names = {entry["case"] for entries in frozen for entry in entries}
+    user = [case for case, _ in user_cases(spec, kind, db) if case.name in names]
+    return [*spec.cases(kind), *user]
 
 
 @dataclass(frozen=True)
@@ -129,7 +135,7 @@ def record_baselines(
     frozen = FrozenSet.read(spec, backend.soc)
     env = environment(backend)
     rows = []
-    for case in cases_for(spec, backend) if cases is None else cases:
+    for case in cases_for(spec, backend, db) if cases is None else cases:
         inputs = spec.make_inputs(case, backend.device)
         for part in spec.parts:
             runnable = [

@@ -42,6 +42,7 @@ from .baseline import (
     measure_interleaved,
     no_host_reads,
 )
+from .case_store import find, kind_for
 from .environment import environment
 from .errors import UserError
 from .stats import mann_whitney_less
@@ -168,20 +169,28 @@ def _gpu_ratio(
 
 
 def check(
-    db: Database, spec: OpSpec, backend: Backend, threshold: float, gpu_soc: str | None = None
+    db: Database,
+    spec: OpSpec,
+    backend: Backend,
+    threshold: float,
+    cases: list[str] | None = None,
+    gpu_soc: str | None = None,
 ) -> CheckReport:
-    """Re-time every baselined frozen (case, part) beside its reference; store a verdict each."""
+    """Re-time every baselined frozen (case, part), or those of the named cases, beside its
+    reference, and store a verdict for each."""
     if not threshold >= 0:  # NaN too
         raise UserError(f"--threshold must be a share >= 0, e.g. 0.05; got {threshold}")
     gpu_soc = chosen_gpu_soc(db, gpu_soc)
-    baselines = _baselines(db, spec, backend.soc)
+    baselines = [
+        row for row in _baselines(db, spec, backend.soc) if cases is None or row.case_name in cases
+    ]
     frozen = FrozenSet.read(spec, backend.soc)
     env = environment(backend)
     checked, skipped = [], []
     inputs_of: dict[str, dict] = {}
     for row in baselines:
         try:
-            case = spec.case(row.case_name)
+            case = find(spec, row.case_name, kind_for(backend.is_interpreter), db)
         except ValueError:
             skipped.append(f"{row.case_name} {row.part}: no such case any more")
             continue

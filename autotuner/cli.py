@@ -14,6 +14,7 @@ from rich.table import Table
 
 from .errors import UserError
 from .socs import CPU
+from .user_cases import NO_REQUEST, CaseRequest, case_options
 
 app = typer.Typer(
     add_completion=False,
@@ -67,31 +68,6 @@ def _quiet_interpreter() -> None:
     warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"triton\..*")
 
 
-def _parse_shape(text: str) -> dict[str, int]:
-    """`B=3,max_seq_len=16,D=32` -> dict; UserError naming the bad part."""
-    shape: dict[str, int] = {}
-    for part in text.split(","):
-        key, sep, value = part.partition("=")
-        if not sep or not key.strip():
-            raise UserError(
-                f"malformed --shape part {part!r}: expected KEY=INT, e.g. B=4,max_seq_len=16,D=32"
-            )
-        try:
-            shape[key.strip()] = int(value)
-        except ValueError:
-            raise UserError(
-                f"malformed --shape value {value!r} for {key.strip()}: not an integer"
-            ) from None
-    return shape
-
-
-def _parse_ints(text: str, what: str) -> list[int]:
-    try:
-        return [int(x) for x in text.split(",")]
-    except ValueError:
-        raise UserError(f"malformed {what} {text!r}: expected comma-separated integers") from None
-
-
 def _parse_trials(text: str) -> int | float:
     """`48` -> 48 trials; `25%` -> 0.25 of the feasible configs."""
     try:
@@ -111,6 +87,7 @@ def _fmt(x: float | None) -> str:
 
 
 @app.command()
+@case_options
 def verify(
     op: OpOption = None,
     all_ops: Annotated[bool, typer.Option("--all", help="Every op.")] = False,
@@ -121,17 +98,12 @@ def verify(
     cases: Annotated[
         str | None,
         typer.Option(
-            help="accuracy, performance or all; default: accuracy on cpu, all on a device."
+            help="accuracy, performance, user (cases/<op>.yaml) or all; default: accuracy on "
+            "cpu, all on a device."
         ),
     ] = None,
-    shape: Annotated[
-        str | None,
-        typer.Option(help="One custom case, e.g. B=4,max_seq_len=16,D=32,T=20 (with --op)."),
-    ] = None,
-    offsets: Annotated[
-        str | None, typer.Option(help="Jagged offsets of the custom case, e.g. 0,5,5,21.")
-    ] = None,
     level: Annotated[str | None, typer.Option(help="Dual-reference level L0, L1 or L2.")] = None,
+    request: CaseRequest = NO_REQUEST,
 ) -> None:
     """Port and upstream against a float64 CPU golden (CANN dual-reference metrics)."""
     from ops import all_ops as known_ops
@@ -140,27 +112,30 @@ def verify(
 
     from .accuracy import ratio
     from .backends import get_backend
+    from .case_store import kind_for, user_cases
     from .settings import settings
     from .verify import verify_case
 
     if not op and not all_ops:
         raise UserError("name an op with --op, or use --all")
-    if all_ops and shape:
-        raise UserError("--shape describes one case of one op; use it with --op, not --all")
+    if all_ops and request.given:
+        raise UserError(
+            "--shape and --cases-file name cases of one op; use them with --op, not --all"
+        )
+    request.check()
     names = list(known_ops()) if all_ops else list(dict.fromkeys(op or []))
     specs = [get_op(name) for name in names]
     want_dtype = canonical_dtype(dtype) if dtype else None
     level = level or settings().precision_level
     if level not in ("L0", "L1", "L2"):
         raise UserError(f"unknown level {level!r}; use L0, L1 or L2")
-    if offsets and not shape:
-        raise UserError("--offsets goes with --shape")
     backend = get_backend(soc)
     _quiet_interpreter()
     kinds = {
         "accuracy": ["accuracy"],
         "performance": ["performance"],
-        "all": ["accuracy", "performance"],
+        "user": ["user"],
+        "all": ["accuracy", "performance", "user"],
     }
     chosen = cases or ("accuracy" if backend.is_interpreter else "all")
     if chosen not in kinds:
@@ -168,23 +143,25 @@ def verify(
 
     todo = []
     for spec in specs:
-        if shape:
+        if request.given:
             if len(specs) != 1:
-                raise UserError("--shape describes one case of one op; name exactly one --op")
-            user_offsets = _parse_ints(offsets, "--offsets") if offsets else None
-            todo.append(
-                (
-                    spec,
-                    spec.case_from_shape(
-                        _parse_shape(shape), want_dtype or "float32", user_offsets
-                    ),
+                raise UserError(
+                    "--shape and --cases-file name cases of one op; name exactly one --op"
                 )
-            )
+            # Offsets pass as given: the launchers' checked mode names what is wrong with them.
+            todo += [(spec, c) for c in request.cases(spec, backend.is_interpreter, strict=False)]
             continue
         for kind in kinds[chosen]:
-            todo += [(spec, c) for c in spec.cases(kind) if want_dtype in (None, c.dtype)]  # type: ignore[arg-type]
+            found = (
+                [c for c, _ in user_cases(spec, kind_for(backend.is_interpreter))]
+                if kind == "user"
+                else spec.cases(kind)  # type: ignore[arg-type]
+            )
+            todo += [(spec, c) for c in found if want_dtype in (None, c.dtype)]
     if not todo:
-        raise UserError("no case matches the given --dtype")
+        raise UserError(
+            f"no {chosen} case matches the given --dtype" if dtype else f"no {chosen} case"
+        )
 
     table = Table(title=f"verify on {backend.describe()}, dual-reference level {level}")
     for column in ("op", "case", "output", "reference", "port MARE", "MERE", "RMSE", "ref MARE", "MERE", "RMSE",
@@ -262,6 +239,7 @@ def _summary_table(summaries, title: str) -> Table:
 
 
 @app.command()
+@case_options
 def run(
     op: Annotated[str, typer.Option("--op", help="The op to tune.")],
     soc: SocOption = None,
@@ -291,6 +269,7 @@ def run(
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No live display and no table.")] = False,
     npu_mode: NpuModeOption = "simd",
+    request: CaseRequest = NO_REQUEST,
 ) -> None:
     """Search launch configs: one Optuna study per (kernel, case, soc), every trial logged."""
     from rich.progress import (
@@ -336,7 +315,8 @@ def run(
     try:
         with progress:
             records = runner.run(op, soc, kernels=kernel, cases=case, trials=_parse_trials(trials), db_url=url, seed=seed,
-                                 timeout_s=timeout, restart=restart, npu_mode=npu_mode, on_study=on_study, on_progress=on_progress)  # fmt: skip
+                                 timeout_s=timeout, restart=restart, npu_mode=npu_mode, request=request,
+                                 on_study=on_study, on_progress=on_progress)  # fmt: skip
     except KeyboardInterrupt:
         err_console.print(
             "interrupted: the database is consistent; run the same command again to resume"
@@ -377,6 +357,7 @@ def status(
 
 
 @app.command()
+@case_options
 def freeze(
     op: Annotated[str, typer.Option("--op", help="The op to freeze.")],
     soc: Annotated[str, typer.Option("--soc", help="The soc whose winners are frozen.")],
@@ -395,6 +376,7 @@ def freeze(
     ] = False,
     db: DbOption = None,
     gpu_soc: GpuSocOption = None,
+    request: CaseRequest = NO_REQUEST,
 ) -> None:
     """Write each study's verified winner into the kernel file, the performance json and frozen_configs/."""
     from ops import get_op
@@ -405,8 +387,16 @@ def freeze(
     spec = get_op(op)
     if soc not in KNOWN_SOCS:
         raise UserError(f"unknown soc {soc!r}; known socs: {', '.join(KNOWN_SOCS)}")
+    only = request.cases(spec, soc == CPU) or None
     result = run_freeze(
-        _database(db), spec, soc, label=label, dry_run=dry_run, force=force, gpu_soc=gpu_soc
+        _database(db),
+        spec,
+        soc,
+        label=label,
+        dry_run=dry_run,
+        force=force,
+        cases=only,
+        gpu_soc=gpu_soc,
     )
     if dry_run:
         console.print(result.diff() or "no change", markup=False, highlight=False, soft_wrap=True)
@@ -427,6 +417,7 @@ def freeze(
 
 
 @app.command()
+@case_options
 def baseline(
     op: Annotated[list[str], typer.Option("--op", help="Op name (repeatable).")],
     soc: DeviceOption,
@@ -434,6 +425,7 @@ def baseline(
         list[str] | None, typer.Option("--case", help="Only these cases (repeatable).")
     ] = None,
     db: DbOption = None,
+    request: CaseRequest = NO_REQUEST,
 ) -> None:
     """Time upstream (the GPU baseline on a GPU), the port's default and its frozen configs."""
     from ops import get_op
@@ -443,6 +435,9 @@ def baseline(
 
     specs = [get_op(name) for name in op]
     backend = get_backend(soc)
+    if request.given and len(specs) != 1:
+        raise UserError("--shape and --cases-file name cases of one op; name exactly one --op")
+    asked = {spec.name: request.cases(spec, backend.is_interpreter) for spec in specs}
     if backend.is_interpreter:
         _quiet_interpreter()
     database = _database(db)
@@ -452,13 +447,19 @@ def baseline(
     )
     for column in ("op", "case", "part", "source", "median ms", "p20-p80 ms", "n"):
         table.add_column(column, justify="right" if "ms" in column or column == "n" else "left")
-    available = {spec.name: {c.name: c for c in cases_for(spec, backend)} for spec in specs}
+    available = {
+        spec.name: {c.name: c for c in cases_for(spec, backend, database)} for spec in specs
+    }
     unknown = [c for c in case or () if not any(c in cases for cases in available.values())]
     if unknown:
         valid = sorted({name for cases in available.values() for name in cases})
         raise UserError(f"unknown case {unknown[0]!r} on {backend.soc}; valid: {', '.join(valid)}")
     for spec in specs:
-        chosen = [c for name, c in available[spec.name].items() if not case or name in case]
+        chosen = [c for name, c in available[spec.name].items() if name in (case or ())]
+        if not case and not asked[spec.name]:
+            chosen = list(available[spec.name].values())
+        chosen += [c for c in asked[spec.name] if c not in chosen]
+        request.register(spec, database)
         for row in record_baselines(database, spec, backend, chosen):
             table.add_row(
                 row.op,
@@ -473,6 +474,7 @@ def baseline(
 
 
 @app.command()
+@case_options
 def check(
     op: Annotated[str, typer.Option("--op", help="The op to check.")],
     soc: DeviceOption,
@@ -486,6 +488,7 @@ def check(
         ),
     ] = None,
     gpu_soc: GpuSocOption = None,
+    request: CaseRequest = NO_REQUEST,
 ) -> None:
     """Re-time the frozen port against its baselines; exit 1 on a significant slow-down."""
     import json
@@ -502,7 +505,8 @@ def check(
     if backend.is_interpreter:
         _quiet_interpreter()
     threshold = settings().check_threshold if threshold is None else threshold
-    report = run_check(_database(db), spec, backend, threshold, gpu_soc)
+    only = [c.name for c in request.cases(spec, backend.is_interpreter)] or None
+    report = run_check(_database(db), spec, backend, threshold, cases=only, gpu_soc=gpu_soc)
     if as_json:
         print(json.dumps([c.as_dict() for c in report.checked], indent=1))
     else:
@@ -705,6 +709,36 @@ def space(
 
     report = describe(op, kernel, case, soc, npu_mode)
     print(json.dumps(report) if as_json else render(report))
+
+
+@app.command("cases")
+def list_cases(
+    op: Annotated[str, typer.Option("--op", help="The op.")],
+    db: DbOption = None,
+) -> None:
+    """The op's cases: built-in (accuracy, performance) and the user's (cases/<op>.yaml, database)."""
+    from ops import get_op
+
+    from .case_store import user_cases
+
+    spec = get_op(op)
+    table = Table(title=f"{op}: cases")
+    for column in ("case", "kind", "shape", "dtype", "rows", "mean length", "max length", "source"):
+        table.add_column(
+            column, justify="right" if "length" in column or column == "rows" else "left"
+        )
+    rows = [(c, c.kind, "") for kind in ("accuracy", "performance") for c in spec.cases(kind)]  # type: ignore[arg-type]
+    rows += [
+        (c, "user", str(e.get("source", "")))
+        for c, e in user_cases(spec, "performance", _database(db))
+    ]
+    for case, kind, source in rows:
+        lengths = case.lengths or (0,)
+        table.add_row(
+            case.name, kind, " ".join(f"{k}={v}" for k, v in case.shape.items()), case.dtype,
+            str(spec.jagged_rows(case)), f"{sum(lengths) / len(lengths):.1f}", str(max(lengths)), source,
+        )  # fmt: skip
+    console.print(table)
 
 
 @app.command("ops")

@@ -20,11 +20,12 @@ from filelock import FileLock
 from optuna.trial import TrialState
 from sqlalchemy import select
 
-from ops.spec import OpSpec
+from ops.spec import Case, OpSpec
 from storage import Database, FrozenVersion, Run, StudyRecord
 
 from . import performance_json
 from .baseline import chosen_gpu_soc, gpu_baseline
+from .case_store import kind_for, user_cases
 from .errors import UserError
 from .files import write_files
 from .generated_block import read_frozen, replace_block
@@ -77,21 +78,29 @@ class FreezeResult:
         return "".join(out)
 
 
-def _cases(spec: OpSpec, soc: str):
-    return spec.cases("accuracy" if soc == CPU else "performance")
+def _cases(spec: OpSpec, soc: str, db: Database) -> list[Case]:
+    """The built-in cases of the soc's kind and the op's user cases."""
+    kind = kind_for(soc == CPU)
+    return [*spec.cases(kind), *(case for case, _ in user_cases(spec, kind, db))]
 
 
 def collect(
-    db: Database, spec: OpSpec, soc: str, force: bool, gpu_soc: str | None = None
+    db: Database,
+    spec: OpSpec,
+    soc: str,
+    force: bool,
+    cases: list[Case] | None = None,
+    gpu_soc: str | None = None,
 ) -> tuple[list[Entry], list[str]]:
-    """The winners of the studies of the current kernel sources on this soc."""
+    """The winners of the studies of the current kernel sources on this soc (of `cases` only,
+    when given)."""
     gpu_soc = chosen_gpu_soc(db, gpu_soc)
     storage = optuna_storage(db)
     entries, untuned = [], []
     with db.sessions() as session:
         for kernel in spec.kernels:
             source = kernel_source_hash(spec, kernel)
-            for case in _cases(spec, soc):
+            for case in cases or _cases(spec, soc, db):
                 name = study_name(spec.name, kernel.name, case, soc, source)
                 record = session.scalar(select(StudyRecord).where(StudyRecord.name == name))
                 if record is None:
@@ -237,10 +246,11 @@ def freeze(
     label: str | None,
     dry_run: bool,
     force: bool,
+    cases: list[Case] | None = None,
     gpu_soc: str | None = None,
 ) -> FreezeResult:
     label = label or latest_label(db, spec.name, soc) or "M1"
-    entries, untuned = collect(db, spec, soc, force, gpu_soc)
+    entries, untuned = collect(db, spec, soc, force, cases, gpu_soc)
     result = FreezeResult(label, entries, untuned)
     with FileLock(str(atk_dir(spec.name) / ".freeze.lock")):
         for path, text in new_texts(spec, soc, label, entries).items():

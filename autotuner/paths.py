@@ -1,4 +1,4 @@
-"""Where the project's files live: the ATK folders, frozen_configs/ and the kernel files."""
+"""Where the project's files live: the ATK folders, frozen_configs/, cases/ and the kernel files."""
 
 from __future__ import annotations
 
@@ -41,3 +41,8 @@ def performance_json(op: str, root: Path | None = None) -> Path:
 
 def frozen_configs_file(soc: str, op: str, root: Path | None = None) -> Path:
     return (root or project_root()) / "frozen_configs" / soc / f"{op}.json"
+
+
+def cases_file(op: str, root: Path | None = None) -> Path:
+    """The op's user cases (`autotuner.case_store`), kept in the repository like frozen configs."""
+    return (root or project_root()) / "cases" / f"{op}.yaml"

@@ -17,11 +17,13 @@ from storage.models import utcnow
 
 from . import interrupts
 from .backends import Backend, get_backend
+from .case_store import kind_for, user_cases
 from .claims import Owner, bury_dead_runs
 from .environment import environment
 from .errors import UserError
 from .search import Plan, Progress, Settings, Study, discard_study
 from .settings import settings as app_settings
+from .user_cases import NO_REQUEST, CaseRequest
 from .workers import Worker, preparing_lock
 
 
@@ -33,24 +35,38 @@ class Selection:
 
 
 def select(
-    op: str, backend: Backend, kernels: list[str] | None, cases: list[str] | None
+    op: str,
+    backend: Backend,
+    kernels: list[str] | None,
+    cases: list[str] | None,
+    user: list[Case] = (),  # type: ignore[assignment]
+    known: list[Case] = (),  # type: ignore[assignment]
 ) -> Selection:
-    """The kernels and cases to tune; unknown names list the valid ones."""
+    """The kernels and cases to tune; unknown names list the valid ones.
+
+    `user`: cases asked by shape or cases file, tuned besides the named ones; `known`: the op's
+    stored user cases, which `cases` may name. Neither given: the op's built-in cases.
+    """
     spec = get_op(op)
     chosen_kernels = [spec.kernel(k) for k in kernels] if kernels else list(spec.kernels)
-    kind = "accuracy" if backend.is_interpreter else "performance"  # interpreter-sized on cpu
+    kind = case_kind(backend)
     available = spec.cases(kind)
+    chosen_cases = [] if user else available
     if cases:
-        by_name = {c.name: c for c in available}
+        by_name = {c.name: c for c in [*available, *known]}
         unknown = [c for c in cases if c not in by_name]
         if unknown:
             raise UserError(
                 f"unknown case {unknown[0]!r} for {op} on {backend.soc} ({kind} cases); valid: {', '.join(by_name)}"
             )
         chosen_cases = [by_name[c] for c in cases]
-    else:
-        chosen_cases = available
+    chosen_cases += [c for c in user if c.name not in {x.name for x in chosen_cases}]
     return Selection(spec, chosen_kernels, chosen_cases)
+
+
+def case_kind(backend: Backend) -> str:
+    """Interpreter-sized cases on cpu, performance cases on a device."""
+    return kind_for(backend.is_interpreter)
 
 
 def compile_workers(backend: Backend) -> int:
@@ -73,6 +89,8 @@ def run(
     timeout_s: float,
     restart: bool = False,
     npu_mode: str = "simd",
+    request: CaseRequest = NO_REQUEST,
+    extra: list[Case] = (),  # type: ignore[assignment]
     on_study: Callable[[Plan], None] | None = None,
     on_progress: Callable[[Progress], None] | None = None,
 ) -> list[StudyRecord]:
@@ -81,8 +99,14 @@ def run(
             f"--trials must be a positive number of trials per study or a share in (0%, 100%], not {trials}"
         )
     backend = get_backend(soc, npu_mode)
-    selection = select(op, backend, kernels, cases)
+    spec = get_op(op)
+    # Asked cases, checked before anything is written; `extra`: cases tuned but not kept as the
+    # op's user cases (a benchmark's held-out shapes).
+    user = [*request.cases(spec, backend.is_interpreter), *extra]
+    known = [c for c, _ in user_cases(spec, case_kind(backend))]
+    selection = select(op, backend, kernels, cases, user, known)
     db = open_database(db_url)
+    request.register(spec, db)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     owner = Owner.this_process()

@@ -16,7 +16,13 @@ def skewed_lengths(batch: int, max_seq_len: int, overflow: float = 1.25) -> tupl
     gives a mean near 0.42 * max_seq_len, a few empty sequences and about 10% truncated ones.
     """
     top = overflow * max_seq_len
-    return tuple(int(((i * _GOLDEN) % 1.0) ** 2 * top) for i in range(1, batch + 1))
+    return tuple(int(u**2 * top) for u in golden_points(batch))
+
+
+def golden_points(batch: int) -> list[float]:
+    """u_i = frac(i * golden ratio) for i = 1..batch: low-discrepancy points in [0, 1), so that
+    lengths drawn through them spread long and short sequences over the batch."""
+    return [(i * _GOLDEN) % 1.0 for i in range(1, batch + 1)]
 
 
 def standard_cases(

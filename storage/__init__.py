@@ -1,7 +1,16 @@
 """Storage: SQLAlchemy 2.0 models and sessions; Optuna's own tables live in the same database."""
 
 from .db import Database, open_database
-from .models import Base, Baseline, CheckVerdict, Claim, FrozenVersion, Run, StudyRecord
+from .models import (
+    Base,
+    Baseline,
+    CheckVerdict,
+    Claim,
+    FrozenVersion,
+    Run,
+    StudyRecord,
+    UserCase,
+)
 
 __all__ = [
     "Base",
@@ -12,5 +21,6 @@ __all__ = [
     "FrozenVersion",
     "Run",
     "StudyRecord",
+    "UserCase",
     "open_database",
 ]

@@ -236,3 +236,19 @@ class CheckVerdict(Base):
     rounds: Mapped[int] = mapped_column(Integer, default=1)
     environment: Mapped[dict[str, Any]]
     checked_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class UserCase(Base):
+    """A case a user named (`--shape` with lengths, or a captured workload), beside the
+    repository's `cases/<op>.yaml`: so that other checkouts sharing the database find it."""
+
+    __tablename__ = "autotune_user_cases"
+    __table_args__ = (UniqueConstraint("op", "name", name="uq_user_case_name"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    op: Mapped[str] = mapped_column(String(128), index=True)
+    name: Mapped[str] = mapped_column(String(256))
+    #: The case as its cases file writes it: shape, dtype, source and its lengths (exact
+    #: lengths, offsets, or a histogram).
+    entry: Mapped[dict[str, Any]]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)

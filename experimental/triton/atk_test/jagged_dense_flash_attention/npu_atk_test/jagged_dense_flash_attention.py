@@ -414,6 +414,7 @@ _LAUNCH_OPTIONS = {
     "npu": ("multibuffer", "num_warps", "compile_mode"),
 }
 _DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
+_ITEMSIZES = {"float32": 4, "float16": 2, "bfloat16": 2}
 _PICKED = {}  # (device, kernel, dtype, shape) -> config
 
 
@@ -441,10 +442,13 @@ def _shape_distance(frozen, asked):
 def _pick_config(kernel, shape, dtype, device, default):
     """The frozen config of this soc for the case; else the nearest frozen case; else `default`.
 
-    Nearest: the same dtype and the smallest sum over the shape keys of |log2(frozen) - log2(asked)|,
-    with a warning once per kernel and shape. No tuning happens at run time. Picks are kept per
-    device, kernel, dtype and shape: the launch of a small kernel must not wait for the lookup.
-    `default` is the kernel's default for `shape` (`default_config(kernel, shape)`).
+    Nearest: the smallest sum over the shape keys of |log2(frozen) - log2(asked)|, among the cases
+    of the dtype and of the other dtypes of its element size (float16 and bfloat16: the same tile
+    bytes, so the same shared memory or unified buffer, and the same matrix-unit rate), those
+    counted one doubling further; a warning once per kernel and shape. No tuning happens at run
+    time. Picks are kept per device, kernel, dtype and shape: the launch of a small kernel must
+    not wait for the lookup. `default` is the kernel's default for `shape`
+    (`default_config(kernel, shape)`).
     """
     key = (device, kernel, dtype, tuple(sorted(shape.items())))
     if key not in _PICKED:
@@ -453,13 +457,23 @@ def _pick_config(kernel, shape, dtype, device, default):
 
 
 def _pick(soc, kernel, shape, dtype, default):
-    entries = [e for e in FROZEN_CONFIGS.get(soc, {}).get(kernel, []) if e["dtype"] == dtype]
-    for entry in entries:
-        if entry["shape"] == shape:
+    frozen = FROZEN_CONFIGS.get(soc, {}).get(kernel, [])
+    for entry in frozen:
+        if entry["dtype"] == dtype and entry["shape"] == shape:
             return dict(entry["config"])
+    size = _ITEMSIZES.get(dtype)
+    entries = [
+        e for e in frozen if e["dtype"] == dtype or (size and _ITEMSIZES.get(e["dtype"]) == size)
+    ]
     if not entries:
         return dict(default)
-    nearest = min(entries, key=lambda e: _shape_distance(e["shape"], shape))
+    nearest = min(
+        entries,
+        key=lambda e: (
+            _shape_distance(e["shape"], shape) + (e["dtype"] != dtype),
+            e["dtype"] != dtype,
+        ),
+    )
     warnings.warn(
         f"{kernel}: no config frozen on {soc} for {shape} {dtype}; "
         f"using that of the nearest frozen case {nearest['case']}",

@@ -1,0 +1,13 @@
+"""`import autotune`: what a workload calls (the engine and the `autotune` command are `autotuner`).
+
+    import autotune
+
+    with autotune.capture("cases/my_model.yaml"):
+        train_a_few_steps()
+
+then `autotune run --op OP --soc SOC --cases-file cases/my_model.yaml` tunes what it ran.
+"""
+
+from autotuner.capture import capture
+
+__all__ = ["capture"]
