@@ -194,6 +194,7 @@ _VENDOR_WORDS = ("NVIDIA", "GeForce", "Tesla", "Quadro")
 _LAUNCH_OPTIONS = {"cuda": ("num_warps", "num_stages"), "npu": ("multibuffer", "num_warps")}
 _DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
 _PICKED = {}  # (device, kernel, dtype, shape) -> config
+_WARNED = set()  # (kernel, soc) whose nearest-case fallback was warned about
 
 
 def _soc_of(device):
@@ -221,8 +222,9 @@ def _pick_config(kernel, shape, dtype, device, default):
     """The frozen config of this soc for the case; else the nearest frozen case; else `default`.
 
     Nearest: the same dtype and the smallest sum over the shape keys of |log2(frozen) - log2(asked)|,
-    with a warning once per kernel and shape. No tuning happens at run time. Picks are kept per
-    device, kernel, dtype and shape: the launch of a small kernel must not wait for the lookup.
+    with a warning once per kernel and soc in a process (a test suite of many small shapes would
+    repeat it for each). No tuning happens at run time. Picks are kept per device, kernel, dtype
+    and shape: the launch of a small kernel must not wait for the lookup.
     `default` is the kernel's default for `shape` (`default_config(kernel, shape)`).
     """
     key = (device, kernel, dtype, tuple(sorted(shape.items())))
@@ -239,11 +241,14 @@ def _pick(soc, kernel, shape, dtype, default):
     if not entries:
         return dict(default)
     nearest = min(entries, key=lambda e: _shape_distance(e["shape"], shape))
-    warnings.warn(
-        f"{kernel}: no config frozen on {soc} for {shape} {dtype}; "
-        f"using that of the nearest frozen case {nearest['case']}",
-        stacklevel=4,
-    )
+    if (kernel, soc) not in _WARNED:
+        _WARNED.add((kernel, soc))
+        warnings.warn(
+            f"{kernel}: no config frozen on {soc} for {shape} {dtype}; "
+            f"using that of the nearest frozen case {nearest['case']} "
+            "(said once per kernel and soc)",
+            stacklevel=4,
+        )
     return dict(nearest["config"])
 
 
