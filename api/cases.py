@@ -1,4 +1,5 @@
-"""The overview rows: per (op, soc, case, part) the frozen time, the GPU baseline and the check."""
+"""The overview rows: per (op, soc, case, part) the frozen time, the GPU baseline, the check and
+the newest accuracy verdict of the case."""
 
 from __future__ import annotations
 
@@ -10,13 +11,15 @@ from sqlalchemy.orm import Session
 
 from autotuner.socs import CPU
 from ops import all_ops
-from storage import Baseline, CheckVerdict, FrozenVersion
+from storage import AccuracyResult, Baseline, CheckVerdict, DeviceCeiling, FrozenVersion
 
 from . import newest
-from .schemas import BaselineOut, CaseOut, CheckOut, FrozenKernelOut
+from .schemas import AccuracyCell, BaselineOut, CaseOut, CheckOut, FrozenKernelOut
 
 #: (op, soc, case, part)
 Key = tuple[str, str, str, str]
+#: The part of the rows of cases that have verdicts only (no frozen config, baseline or check).
+ALL_PARTS = "-"
 
 
 def _part_of(parts: dict[str, tuple[str, ...]], kernel: str) -> str:
@@ -42,16 +45,15 @@ def _total(values: list[float | None]) -> float | None:
     return sum(values) if values and None not in values else None
 
 
-#: (op, soc) -> (data version, rows): the rows change only when one of the three tables grows.
+#: (op, soc) -> (data version, rows): the rows change only when one of their tables grows.
 _CACHE: dict[tuple[str | None, str | None], tuple[tuple, list[CaseOut]]] = {}
 _CACHE_SIZE = 256
 
 
 def _data_version(session: Session) -> tuple:
     """The newest id of each table the rows come from (rows are only ever added)."""
-    newest = [
-        select(func.max(m.id)).scalar_subquery() for m in (FrozenVersion, Baseline, CheckVerdict)
-    ]
+    tables = (FrozenVersion, Baseline, CheckVerdict, AccuracyResult, DeviceCeiling)
+    newest = [select(func.max(m.id)).scalar_subquery() for m in tables]
     return (str(session.get_bind().url), *session.execute(select(*newest)).one())
 
 
@@ -88,9 +90,13 @@ def _build_rows(session: Session, op: str | None, soc: str | None) -> list[CaseO
     for row in session.scalars(newest.checks_query(op, soc, only_regressed=False)):
         checks[(row.op, row.soc, row.case_name, row.part)] = CheckOut.model_validate(row)
     gpu = {(r.op, r.case_name, r.part): r for r in newest.gpu_baselines(session, op)}
+    verdicts = accuracy_cells(session, op, soc)
+    measured = {(k[0], k[1], k[2]) for k in (*kernels, *baselines, *checks)}
+    only_verdicts = {(*case, ALL_PARTS) for case in verdicts if case not in measured}
 
     rows = []
-    for key in sorted({*kernels, *baselines, *checks}, key=lambda k: (k[0], k[2], k[1], k[3])):
+    keys = {*kernels, *baselines, *checks, *only_verdicts}
+    for key in sorted(keys, key=lambda k: (k[0], k[2], k[1], k[3])):
         op_name, soc_name, case, part = key
         frozen = sorted(kernels.get(key, []), key=lambda k: k.kernel)
         wanted = parts.get(op_name, {}).get(part, (part,))
@@ -129,6 +135,26 @@ def _build_rows(session: Session, op: str | None, soc: str | None) -> list[CaseO
                 ratio_to_gpu=ratio,
                 baselines=sorted(baselines.get(key, []), key=lambda b: b.source),
                 check=checks.get(key),
+                accuracy=verdicts.get((op_name, soc_name, case)),
             )
         )
     return rows
+
+
+def accuracy_cells(
+    session: Session, op: str | None, soc: str | None
+) -> dict[tuple[str, str, str], AccuracyCell]:
+    """(op, soc, case) -> the newest verdicts of its outputs, together."""
+    outputs: dict[tuple[str, str, str], list[AccuracyResult]] = defaultdict(list)
+    query = newest.accuracy_query(op, soc, None, None, latest=True)
+    for row in session.scalars(query):
+        outputs[(row.op, row.soc, row.case_name)].append(row)
+    return {
+        key: AccuracyCell(
+            passed=all(r.passed for r in rows),
+            outputs=len(rows),
+            failed=[f"{r.output}: {r.reason}" for r in rows if not r.passed],
+            verified_at=max(r.verified_at for r in rows),
+        )
+        for key, rows in outputs.items()
+    }

@@ -117,16 +117,25 @@ def verify(
         str | None, typer.Option(help="Jagged offsets of the custom case, e.g. 0,5,5,21.")
     ] = None,
     level: Annotated[str | None, typer.Option(help="Dual-reference level L0, L1 or L2.")] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option(help="Processes running cases; default: one per device of the soc, 1 on cpu."),
+    ] = None,
+    db: DbOption = None,
+    profile: Annotated[
+        bool, typer.Option("--profile", help="Seconds per case and phase, and per op.")
+    ] = False,
 ) -> None:
-    """Port and upstream against a float64 CPU golden (CANN dual-reference metrics)."""
+    """Port and upstream against a float64 CPU golden (CANN dual-reference metrics); verdicts stored."""
     from ops import all_ops as known_ops
     from ops import get_op
     from ops.spec import canonical_dtype
 
-    from .accuracy import ratio
     from .backends import get_backend
     from .settings import settings
-    from .verify import verify_case
+    from .verify_report import VerifyReport
+    from .verify_runner import default_jobs, run_cases
+    from .verify_store import AccuracyStore
 
     if not op and not all_ops:
         raise UserError("name an op with --op, or use --all")
@@ -171,46 +180,18 @@ def verify(
     if not todo:
         raise UserError("no case matches the given --dtype")
 
-    table = Table(title=f"verify on {backend.describe()}, dual-reference level {level}")
-    for column in ("op", "case", "output", "reference", "port MARE", "MERE", "RMSE", "ref MARE", "MERE", "RMSE",
-                   "ratio MARE", "MERE", "RMSE", "verdict"):  # fmt: skip
-        table.add_column(
-            column,
-            justify="left" if column in ("op", "case", "output", "mode", "verdict") else "right",
-        )
-    rows = []
-    with console.status("verifying") as status:
-        for spec, case in todo:
-            status.update(f"verifying {spec.name} {case.name}")
-            for row in verify_case(spec, case, backend, level):  # type: ignore[arg-type]
-                rows.append(row)
-                p, u, v = row.port, row.second, row.verdict
-                ratios = (
-                    [ratio(a, b) for a, b in ((p.mare, u.mare), (p.mere, u.mere), (p.rmse, u.rmse))]
-                    if u
-                    else [None] * 3
-                )
-                mode = {"dual": f"dual: {row.second_name}", "golden": f"dual: {row.second_name}, then golden",
-                        "single": "golden only"}[v.mode]  # fmt: skip
-                verdict = "[green]pass[/]" if v.passed else f"[red]FAIL[/] {v.reason}"
-                if v.passed and v.reason:
-                    verdict += f" (dual failed: {v.reason})"
-                table.add_row(
-                    spec.name, case.name, row.output, mode,
-                    _fmt(p.mare), _fmt(p.mere), _fmt(p.rmse),
-                    *(_fmt(x) for x in ((u.mare, u.mere, u.rmse) if u else (None,) * 3)),
-                    *(_fmt(r) for r in ratios), verdict,
-                )  # fmt: skip
-    console.print(table)
-    failed = [r for r in rows if not r.verdict.passed]
-    by_torch = sum(r.second_name == "torch" for r in rows)
-    fallback = sum(r.verdict.mode == "golden" for r in rows)
-    console.print(
-        f"{len(rows)} outputs of {len(todo)} cases: {len(rows) - len(failed)} passed, {len(failed)} failed; "
-        f"second reference: upstream for {len(rows) - by_torch}, torch in the case dtype for {by_torch} "
-        f"(upstream cannot run them); {fallback} passed only by the RFC's fallback to the golden"
-    )
-    if failed:
+    if jobs is not None and jobs < 1:
+        raise UserError(f"--jobs must be at least 1, not {jobs}")
+    database = _database(db)  # a bad URL fails before any case runs
+    store = AccuracyStore(database, backend, level)
+    jobs = min(default_jobs(backend) if jobs is None else jobs, len(todo))
+    title = f"verify on {backend.describe()}, dual-reference level {level}, {jobs} process(es)"
+    with VerifyReport(console, title, len(todo), jobs, profile) as report:
+        for result in run_cases(todo, backend, level, jobs):  # type: ignore[arg-type]
+            store.add(result)
+            report.add(result)
+    report.summary(f"stored {store.count} verdicts in {database.engine.url}")
+    if report.failed:
         raise typer.Exit(1)
 
 

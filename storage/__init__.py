@@ -1,14 +1,26 @@
 """Storage: SQLAlchemy 2.0 models and sessions; Optuna's own tables live in the same database."""
 
 from .db import Database, open_database
-from .models import Base, Baseline, CheckVerdict, Claim, FrozenVersion, Run, StudyRecord
+from .models import (
+    AccuracyResult,
+    Base,
+    Baseline,
+    CheckVerdict,
+    Claim,
+    DeviceCeiling,
+    FrozenVersion,
+    Run,
+    StudyRecord,
+)
 
 __all__ = [
+    "AccuracyResult",
     "Base",
     "Baseline",
     "CheckVerdict",
     "Claim",
     "Database",
+    "DeviceCeiling",
     "FrozenVersion",
     "Run",
     "StudyRecord",

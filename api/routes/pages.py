@@ -18,7 +18,7 @@ from ..catalog import known_ops
 from ..deps import DatabaseDep, OptunaDep, SessionDep
 from ..formatting import FILTERS
 from ..plots import study_plots
-from ..schemas import CheckOut, StudyOut
+from ..schemas import AccuracyOut, CheckOut, StudyOut
 
 templates = Jinja2Templates(directory=Path(__file__).parent.parent / "templates")
 templates.env.filters.update(FILTERS)
@@ -64,8 +64,15 @@ def op_page(
 
 @router.get("/regressions")
 def regressions(request: Request, session: SessionDep) -> HTMLResponse:
-    """The newest check of each (op, soc, case, part), regressions first."""
+    """The newest check of each (op, soc, case, part), regressions first; beside them the outputs
+    whose newest verdict failed."""
     query = newest.checks_query(None, None, only_regressed=False)
     checks = [CheckOut.model_validate(c) for c in session.scalars(query)]
-    context = {"checks": checks, "regressed": sum(c.regressed for c in checks)}
+    failed = newest.accuracy_query(None, None, None, passed=False, latest=True)
+    failures = [AccuracyOut.model_validate(a) for a in session.scalars(failed)]
+    context = {
+        "checks": checks,
+        "regressed": sum(c.regressed for c in checks),
+        "failures": failures,
+    }
     return templates.TemplateResponse(request, "regressions.html", context)

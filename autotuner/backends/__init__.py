@@ -12,7 +12,7 @@ from .cpu import CpuBackend
 from .cuda import CudaBackend
 from .npu import NpuBackend, npu_soc
 
-__all__ = ["Backend", "DeviceLimits", "Timing", "get_backend", "found_devices"]
+__all__ = ["Backend", "DeviceLimits", "Timing", "device_indices", "get_backend", "found_devices"]
 
 
 def _cuda_socs() -> list[tuple[str, str]]:
@@ -27,6 +27,12 @@ def _npu_socs() -> list[tuple[str, str]]:
     if not NpuBackend.available():
         return []
     return [(npu_soc(name), name) for name in NpuBackend.device_names()]
+
+
+def device_indices(backend: Backend) -> list[int]:
+    """Indices, as torch numbers the visible devices, of every device of `backend`'s soc here."""
+    found = {"cuda": _cuda_socs, "npu": _npu_socs}.get(backend.kind)
+    return [i for i, (soc, _) in enumerate(found()) if soc == backend.soc] if found else []
 
 
 def found_devices() -> str:
