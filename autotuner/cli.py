@@ -497,7 +497,7 @@ def export(
     soc: Annotated[str | None, typer.Option("--soc", help="Only this soc.")] = None,
     db: DbOption = None,
 ) -> None:
-    """Write baselines and frozen versions to a versioned JSON file (for `autotune import`)."""
+    """Write baselines, frozen versions, accuracy verdicts and ceilings to a versioned JSON file."""
     from ops import get_op
 
     from .socs import KNOWN_SOCS
@@ -510,7 +510,8 @@ def export(
     write_export(file, document)
     console.print(
         f"exported {len(document['baselines'])} baselines and "
-        f"{len(document['frozen_versions'])} frozen versions to {file}",
+        f"{len(document['frozen_versions'])} frozen versions, {len(document['accuracy'])} "
+        f"accuracy verdicts and {len(document['ceilings'])} device ceilings to {file}",
         markup=False,
         highlight=False,
     )
@@ -521,7 +522,7 @@ def import_(
     file: Annotated[Path, typer.Argument(help="A file written by `autotune export`.")],
     db: DbOption = None,
 ) -> None:
-    """Add the baselines and frozen versions of an export; rows already there are skipped."""
+    """Add the rows of an export (`autotune export`); rows already there are skipped."""
 
     from .transfer import import_document, parse_document, read_export
 
@@ -530,7 +531,9 @@ def import_(
     result = import_document(_database(db), document)
     console.print(
         f"imported {file}: {result.baselines_added} baselines added, {result.baselines_skipped} "
-        f"skipped; {result.versions_added} frozen versions added, {result.versions_skipped} skipped",
+        f"skipped; {result.versions_added} frozen versions added, {result.versions_skipped} skipped; "
+        f"{result.accuracy_added} accuracy verdicts added, {result.accuracy_skipped} skipped; "
+        f"{result.ceilings_added} device ceilings added, {result.ceilings_skipped} skipped",
         markup=False,
         highlight=False,
     )
