@@ -619,6 +619,57 @@ def show(
 
 
 @app.command()
+def trials(
+    op: Annotated[str, typer.Option("--op", help="The op.")],
+    soc: SocOption = None,
+    case: Annotated[str | None, typer.Option("--case", help="Only this case.")] = None,
+    fmt: Annotated[
+        str, typer.Option("--format", help="table, csv, parquet (redirect it) or json.")
+    ] = "table",
+    db: DbOption = None,
+) -> None:
+    """Every trial of the op's studies, one row each: config, state, category, times, error."""
+    from ops import get_op
+
+    from .tables import emit
+    from .trials_table import trials_frame
+
+    if fmt not in ("table", "csv", "parquet", "json"):
+        raise UserError(f"unknown --format {fmt!r}; use table, csv, parquet or json")
+    frame = trials_frame(_database(db), op, soc, case)
+    if frame.empty:
+        get_op(op)  # an unknown op is an error; a known one without studies an empty table
+    note = (
+        "soc cpu: Triton interpreter times, not performance numbers"
+        if CPU in set(frame.soc)
+        else None
+    )
+    emit(frame, fmt, console, f"{op}: {len(frame)} trials", note)
+
+
+@app.command()
+def report(
+    soc: SocOption = None,
+    op: OpOption = None,
+    fmt: Annotated[str, typer.Option("--format", help="md or csv.")] = "md",
+    db: DbOption = None,
+    measure: Annotated[
+        bool,
+        typer.Option(
+            "--measure", help="First measure and store this device's ceilings (roofline)."
+        ),
+    ] = False,
+) -> None:
+    """Per op and case: frozen speedup over the default, ratio to the GPU, share of the roofline."""
+    from ops import get_op
+
+    from .perf_report import report_text
+
+    ops = [get_op(name).name for name in op or []]
+    print(report_text(_database(db), soc, ops, fmt, measure), end="")
+
+
+@app.command()
 def serve(
     db: DbOption = None,
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
