@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from autotuner.roofline import from_row, share
 from autotuner.socs import CPU
 from ops import all_ops
 from storage import AccuracyResult, Baseline, CheckVerdict, DeviceCeiling, FrozenVersion
@@ -91,6 +92,8 @@ def _build_rows(session: Session, op: str | None, soc: str | None) -> list[CaseO
         checks[(row.op, row.soc, row.case_name, row.part)] = CheckOut.model_validate(row)
     gpu = {(r.op, r.case_name, r.part): r for r in newest.gpu_baselines(session, op)}
     verdicts = accuracy_cells(session, op, soc)
+    ceilings = {name: from_row(row) for name, row in newest.ceilings(session).items()}
+    specs = all_ops()
     measured = {(k[0], k[1], k[2]) for k in (*kernels, *baselines, *checks)}
     only_verdicts = {(*case, ALL_PARTS) for case in verdicts if case not in measured}
 
@@ -104,7 +107,7 @@ def _build_rows(session: Session, op: str | None, soc: str | None) -> list[CaseO
         frozen_ms = _total([k.median_ms for k in frozen]) if complete else None
         default_ms = _total([k.default_ms for k in frozen]) if complete else None
         interpreter = soc_name == CPU or any(b.interpreter for b in baselines.get(key, []))
-        speedup = gpu_ms = gpu_soc = ratio = None
+        speedup = gpu_ms = gpu_soc = ratio = reached = None
         if not interpreter:
             if len(frozen) == 1:
                 speedup = frozen[0].speedup_over_default
@@ -116,6 +119,8 @@ def _build_rows(session: Session, op: str | None, soc: str | None) -> list[CaseO
             elif len(frozen) == 1:  # recorded at freeze time
                 gpu_ms, gpu_soc = frozen[0].gpu_baseline_ms, frozen[0].gpu_baseline_soc
             ratio = frozen_ms / gpu_ms if frozen_ms and gpu_ms else None
+            if frozen_ms and op_name in specs and soc_name in ceilings:
+                reached = share(specs[op_name], case, part, frozen_ms, ceilings[soc_name])
         version = versions.get(key)
         rows.append(
             CaseOut(
@@ -133,6 +138,8 @@ def _build_rows(session: Session, op: str | None, soc: str | None) -> list[CaseO
                 gpu_baseline_ms=gpu_ms,
                 gpu_baseline_soc=gpu_soc,
                 ratio_to_gpu=ratio,
+                roofline=reached.bound if reached else None,
+                roofline_bound=reached.bound_by if reached else None,
                 baselines=sorted(baselines.get(key, []), key=lambda b: b.source),
                 check=checks.get(key),
                 accuracy=verdicts.get((op_name, soc_name, case)),

@@ -140,6 +140,10 @@ class CaseOut(BaseModel):
     gpu_baseline_ms: float | None
     gpu_baseline_soc: str | None
     ratio_to_gpu: float | None  # frozen / GPU baseline
+    #: The frozen time's share of the soc's measured ceiling that bounds it, and which one
+    #: (memory or compute); None without ceilings or a traffic model.
+    roofline: float | None = None
+    roofline_bound: str | None = None
     baselines: list[BaselineOut]  # the newest per source on this soc
     check: CheckOut | None
     accuracy: AccuracyCell | None = None  # the newest verdicts of the case's outputs

@@ -1,5 +1,7 @@
 """The JSON API and the HTML pages over a seeded SQLite database (no GPU, no interpreter)."""
 
+import json
+import math
 import sys
 import types
 
@@ -8,6 +10,8 @@ from fastapi.testclient import TestClient
 
 from api.formatting import ms
 from api.main import create_app
+from api.plots import overview_chart
+from api.schemas import CaseOut
 from autotuner.errors import UserError
 from autotuner.settings import settings
 from ops import all_ops
@@ -17,6 +21,7 @@ from tests.dashboard_seed import (
     CASE_A,
     CASE_B,
     CASE_CPU,
+    CASE_FLASH,
     CASE_VERIFIED,
     EXPECTED,
     FLASH,
@@ -284,7 +289,37 @@ def test_overview_page(client):
     assert "0.02903" in html and "0.03050" in html  # frozen and newest GPU baseline of CASE_A
     assert "regressed +8.1%" in html
     assert f"{ms(12.5)} (interpreter)" in html  # interpreter times say so
-    assert "<script" not in html  # the table is plain HTML
+    table = html[html.index('<table class="cases">') :]
+    assert "<script" not in table[: table.index("</table>")]  # the table is plain HTML
+    assert '<script src="/static/plotly.min.js"></script>' in html
+    assert "https://" not in html and "cdn" not in html.lower()  # the chart's script is local
+    assert html.count('data-col="accuracy" class="bad"') == 3  # CASE_A, and FLASH's two parts
+    assert ">FAIL 1 of 2<" in html and 'title="lse: non-finite output' in html
+
+
+def test_overview_chart_per_op_and_soc(client):
+    items = client.get("/api/cases", params={"limit": 1000}).json()["items"]
+    chart = overview_chart([CaseOut.model_validate(item) for item in items])
+    assert 'id="overview-chart"' in chart
+    figure = json.loads(chart[chart.index("[{") : chart.index("}],") + 2])
+    labels = [f"{JTPD} (H200)", f"{LEGACY} (A100)", f"{FLASH} (910B)"]
+    speedups, ratios = figure
+    assert set(speedups["x"]) == set(labels) and "cpu" not in " ".join(speedups["x"])
+    jtpd = speedups["x"].index(f"{JTPD} (H200)")
+    assert speedups["y"][jtpd] == pytest.approx(math.sqrt(1.072 * 1.124))
+    assert ratios["y"][jtpd] == pytest.approx(math.sqrt(0.02903 / 0.0305 * 0.1904 / 0.21))
+    assert overview_chart([]) is None
+
+
+def test_roofline_of_the_frozen_time(client):
+    cases = _cases(client)
+    spec = all_ops()[JTPD]
+    moved, _ = spec.traffic(spec.case(CASE_A), "fwd")
+    row = cases[(JTPD, "H200", CASE_A, "fwd")]
+    assert row["roofline"] == pytest.approx(moved / 0.02903e-3 / 4.27e12)
+    assert row["roofline_bound"] == "memory"
+    assert cases[(FLASH, "910B", CASE_FLASH, "fwd")]["roofline"] is None  # no 910B ceilings
+    assert cases[(JTPD, "cpu", CASE_CPU, "fwd")]["roofline"] is None  # interpreter times
 
 
 def test_op_page(client):

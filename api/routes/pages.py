@@ -17,7 +17,7 @@ from ..cases import case_rows
 from ..catalog import known_ops
 from ..deps import DatabaseDep, OptunaDep, SessionDep
 from ..formatting import FILTERS
-from ..plots import study_plots
+from ..plots import overview_chart, study_plots
 from ..schemas import AccuracyOut, CheckOut, StudyOut
 
 templates = Jinja2Templates(directory=Path(__file__).parent.parent / "templates")
@@ -28,8 +28,10 @@ router = APIRouter(include_in_schema=False, default_response_class=HTMLResponse)
 
 @router.get("/")
 def overview(request: Request, session: SessionDep) -> HTMLResponse:
-    """Every op x case x soc: frozen time, GPU baseline, ratio, speedup, last check."""
-    context = {"rows": case_rows(session), "ops": known_ops(session)}
+    """Every op x case x soc: frozen time, GPU baseline, ratio, speedup, roofline, last check,
+    accuracy; a chart of the speedups and ratios per op."""
+    rows = case_rows(session)
+    context = {"rows": rows, "ops": known_ops(session), "chart": overview_chart(rows)}
     return templates.TemplateResponse(request, "overview.html", context)
 
 
