@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from autotuner.roofline import from_row, share
 from autotuner.socs import CPU
 from ops import all_ops
+from ops.spec import Case
 from storage import AccuracyResult, Baseline, CheckVerdict, DeviceCeiling, FrozenVersion
 
 from . import newest
@@ -94,6 +95,7 @@ def _build_rows(session: Session, op: str | None, soc: str | None) -> list[CaseO
     verdicts = accuracy_cells(session, op, soc)
     ceilings = {name: from_row(row) for name, row in newest.ceilings(session).items()}
     specs = all_ops()
+    known_cases: dict[str, dict[str, Case]] = {}  # op -> case name -> case, made when needed
     measured = {(k[0], k[1], k[2]) for k in (*kernels, *baselines, *checks)}
     only_verdicts = {(*case, ALL_PARTS) for case in verdicts if case not in measured}
 
@@ -120,7 +122,13 @@ def _build_rows(session: Session, op: str | None, soc: str | None) -> list[CaseO
                 gpu_ms, gpu_soc = frozen[0].gpu_baseline_ms, frozen[0].gpu_baseline_soc
             ratio = frozen_ms / gpu_ms if frozen_ms and gpu_ms else None
             if frozen_ms and op_name in specs and soc_name in ceilings:
-                reached = share(specs[op_name], case, part, frozen_ms, ceilings[soc_name])
+                spec = specs[op_name]
+                if op_name not in known_cases:
+                    every = [*spec.cases("accuracy"), *spec.cases("performance")]
+                    known_cases[op_name] = {c.name: c for c in every}
+                if case in known_cases[op_name]:
+                    reached = share(spec, known_cases[op_name][case], part, frozen_ms,
+                                    ceilings[soc_name])  # fmt: skip
         version = versions.get(key)
         rows.append(
             CaseOut(

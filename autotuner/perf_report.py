@@ -89,7 +89,7 @@ def _row(spec, case, part, soc, default, frozen, gpu, ceilings) -> dict:
     row["gpu_ratio"] = frozen / row["gpu_ms"] if frozen and row["gpu_ms"] else None
     if ceilings is not None:
         for prefix, ms in (("default_", default), ("", frozen)):
-            reached = share(spec, case.name, part, ms, ceilings) if ms else None
+            reached = share(spec, case, part, ms, ceilings) if ms else None
             if reached is not None:
                 row[f"{prefix}bandwidth_share"] = reached.bandwidth
                 row[f"{prefix}compute_share"] = reached.compute

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 from sqlalchemy import select
 
-from ops.spec import OpSpec
+from ops.spec import Case, OpSpec
 from storage import Database, DeviceCeiling
 
 from .backends import Backend
@@ -102,13 +102,12 @@ def stored_ceilings(db: Database) -> dict[str, Ceilings]:
         return {row.soc: from_row(row) for row in session.scalars(query)}
 
 
-def share(spec: OpSpec, case_name: str, part: str, ms: float, ceilings: Ceilings) -> Share | None:
-    """The fractions of the ceilings `ms` of one part reaches; None without a traffic model, a
-    known case or a ceiling for its dtype."""
+def share(spec: OpSpec, case: Case, part: str, ms: float, ceilings: Ceilings) -> Share | None:
+    """The fractions of the ceilings `ms` of one part reaches; None without a traffic model or a
+    ceiling for the case's dtype."""
     try:
-        case = spec.case(case_name)
         moved, flops = spec.traffic(case, part)
-    except (ValueError, NotImplementedError):
+    except NotImplementedError:
         return None
     if case.dtype not in ceilings.flops or ms <= 0:
         return None

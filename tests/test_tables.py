@@ -140,7 +140,10 @@ def test_report_rows_shares_and_geomeans(measured):
     assert list(summed.case) == [a, b, "geomean", "geomean"] and list(summed.op)[-1] == "all"
     assert summed.iloc[2].speedup == pytest.approx(math.sqrt(1.25 * 1.5))
     assert summed.iloc[2].gpu_ratio == pytest.approx(0.5)  # the one case that has it
-    assert share(get_op(OP), "not_a_case", "fwd", 1.0, CEILINGS) is None
+    spec = get_op(OP)
+    assert share(spec, spec.case(a), "fwd", 0.0, CEILINGS) is None
+    no_bf16 = Ceilings("H200", 4.0e12, {"float32": 400e12})
+    assert share(spec, spec.case(a), "fwd", 1.0, no_bf16) is None  # a is an fp16 case
 
 
 def test_report_command(measured):
