@@ -188,9 +188,8 @@ class VerifyReport:
         by_torch = sum(r.second_name == "torch" for r in rows)
         fallback = sum(r.verdict.mode == "golden" for r in rows)
         nearest = ""
-        if self.nearest:
-            kernels = ", ".join(f"{op} {kernel} on {soc}" for op, kernel, soc in self.nearest)
-            nearest = f"; {len(self.nearest)} kernels took the nearest frozen case ({kernels})"
+        if self.nearest:  # each named once in a note above
+            nearest = f"; {len(self.nearest)} kernel(s) took the nearest frozen case (notes above)"
         wall = time.perf_counter() - self.started
         processes = f"{self.jobs} process" + ("es" if self.jobs > 1 else "")
         self.console.print(
