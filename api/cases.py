@@ -1,4 +1,5 @@
-"""The overview rows: per (op, soc, case, part) the frozen time, the GPU baseline and the check."""
+"""The overview rows: per (op, soc, case, part) the frozen time, the GPU baseline, the check and
+the newest accuracy verdict of the case."""
 
 from __future__ import annotations
 
@@ -8,15 +9,19 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from autotuner.roofline import from_row, share
 from autotuner.socs import CPU
 from ops import all_ops
-from storage import Baseline, CheckVerdict, FrozenVersion
+from ops.spec import Case
+from storage import AccuracyResult, Baseline, CheckVerdict, DeviceCeiling, FrozenVersion
 
 from . import newest
-from .schemas import BaselineOut, CaseOut, CheckOut, FrozenKernelOut
+from .schemas import AccuracyCell, BaselineOut, CaseOut, CheckOut, FrozenKernelOut
 
 #: (op, soc, case, part)
 Key = tuple[str, str, str, str]
+#: The part of the rows of cases that have verdicts only (no frozen config, baseline or check).
+ALL_PARTS = "-"
 
 
 def _part_of(parts: dict[str, tuple[str, ...]], kernel: str) -> str:
@@ -42,16 +47,15 @@ def _total(values: list[float | None]) -> float | None:
     return sum(values) if values and None not in values else None
 
 
-#: (op, soc) -> (data version, rows): the rows change only when one of the three tables grows.
+#: (op, soc) -> (data version, rows): the rows change only when one of their tables grows.
 _CACHE: dict[tuple[str | None, str | None], tuple[tuple, list[CaseOut]]] = {}
 _CACHE_SIZE = 256
 
 
 def _data_version(session: Session) -> tuple:
     """The newest id of each table the rows come from (rows are only ever added)."""
-    newest = [
-        select(func.max(m.id)).scalar_subquery() for m in (FrozenVersion, Baseline, CheckVerdict)
-    ]
+    tables = (FrozenVersion, Baseline, CheckVerdict, AccuracyResult, DeviceCeiling)
+    newest = [select(func.max(m.id)).scalar_subquery() for m in tables]
     return (str(session.get_bind().url), *session.execute(select(*newest)).one())
 
 
@@ -88,9 +92,16 @@ def _build_rows(session: Session, op: str | None, soc: str | None) -> list[CaseO
     for row in session.scalars(newest.checks_query(op, soc, only_regressed=False)):
         checks[(row.op, row.soc, row.case_name, row.part)] = CheckOut.model_validate(row)
     gpu = {(r.op, r.case_name, r.part): r for r in newest.gpu_baselines(session, op)}
+    verdicts = accuracy_cells(session, op, soc)
+    ceilings = {name: from_row(row) for name, row in newest.ceilings(session).items()}
+    specs = all_ops()
+    known_cases: dict[str, dict[str, Case]] = {}  # op -> case name -> case, made when needed
+    measured = {(k[0], k[1], k[2]) for k in (*kernels, *baselines, *checks)}
+    only_verdicts = {(*case, ALL_PARTS) for case in verdicts if case not in measured}
 
     rows = []
-    for key in sorted({*kernels, *baselines, *checks}, key=lambda k: (k[0], k[2], k[1], k[3])):
+    keys = {*kernels, *baselines, *checks, *only_verdicts}
+    for key in sorted(keys, key=lambda k: (k[0], k[2], k[1], k[3])):
         op_name, soc_name, case, part = key
         frozen = sorted(kernels.get(key, []), key=lambda k: k.kernel)
         wanted = parts.get(op_name, {}).get(part, (part,))
@@ -98,7 +109,7 @@ def _build_rows(session: Session, op: str | None, soc: str | None) -> list[CaseO
         frozen_ms = _total([k.median_ms for k in frozen]) if complete else None
         default_ms = _total([k.default_ms for k in frozen]) if complete else None
         interpreter = soc_name == CPU or any(b.interpreter for b in baselines.get(key, []))
-        speedup = gpu_ms = gpu_soc = ratio = None
+        speedup = gpu_ms = gpu_soc = ratio = reached = None
         if not interpreter:
             if len(frozen) == 1:
                 speedup = frozen[0].speedup_over_default
@@ -110,6 +121,14 @@ def _build_rows(session: Session, op: str | None, soc: str | None) -> list[CaseO
             elif len(frozen) == 1:  # recorded at freeze time
                 gpu_ms, gpu_soc = frozen[0].gpu_baseline_ms, frozen[0].gpu_baseline_soc
             ratio = frozen_ms / gpu_ms if frozen_ms and gpu_ms else None
+            if frozen_ms and op_name in specs and soc_name in ceilings:
+                spec = specs[op_name]
+                if op_name not in known_cases:
+                    every = [*spec.cases("accuracy"), *spec.cases("performance")]
+                    known_cases[op_name] = {c.name: c for c in every}
+                if case in known_cases[op_name]:
+                    reached = share(spec, known_cases[op_name][case], part, frozen_ms,
+                                    ceilings[soc_name])  # fmt: skip
         version = versions.get(key)
         rows.append(
             CaseOut(
@@ -127,8 +146,30 @@ def _build_rows(session: Session, op: str | None, soc: str | None) -> list[CaseO
                 gpu_baseline_ms=gpu_ms,
                 gpu_baseline_soc=gpu_soc,
                 ratio_to_gpu=ratio,
+                roofline=reached.bound if reached else None,
+                roofline_bound=reached.bound_by if reached else None,
                 baselines=sorted(baselines.get(key, []), key=lambda b: b.source),
                 check=checks.get(key),
+                accuracy=verdicts.get((op_name, soc_name, case)),
             )
         )
     return rows
+
+
+def accuracy_cells(
+    session: Session, op: str | None, soc: str | None
+) -> dict[tuple[str, str, str], AccuracyCell]:
+    """(op, soc, case) -> the newest verdicts of its outputs, together."""
+    outputs: dict[tuple[str, str, str], list[AccuracyResult]] = defaultdict(list)
+    query = newest.accuracy_query(op, soc, None, None, latest=True)
+    for row in session.scalars(query):
+        outputs[(row.op, row.soc, row.case_name)].append(row)
+    return {
+        key: AccuracyCell(
+            passed=all(r.passed for r in rows),
+            outputs=len(rows),
+            failed=[f"{r.output}: {r.reason}" for r in rows if not r.passed],
+            verified_at=max(r.verified_at for r in rows),
+        )
+        for key, rows in outputs.items()
+    }

@@ -1,4 +1,5 @@
-"""How the pages write numbers: times with 4 significant digits, ratios, speedups, changes."""
+"""How the pages write numbers: times with 4 significant digits, ratios, speedups, changes,
+shares."""
 
 from __future__ import annotations
 
@@ -28,4 +29,9 @@ def change(value: float | None) -> str:
     return MISSING if value is None else f"{value:+.1%}"
 
 
-FILTERS = {"ms": ms, "ratio": ratio, "speedup": speedup, "change": change}
+def share(value: float | None) -> str:
+    """A share of a ceiling, in percent."""
+    return MISSING if value is None else f"{value:.0%}"
+
+
+FILTERS = {"ms": ms, "ratio": ratio, "speedup": speedup, "change": change, "share": share}

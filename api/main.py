@@ -8,7 +8,7 @@ from autotuner.search import optuna_storage
 from autotuner.settings import settings
 from storage import open_database
 
-from .routes import imports, pages, results, static, studies
+from .routes import accuracy, imports, pages, results, static, studies
 
 
 def create_app(db_url: str | None = None) -> FastAPI:
@@ -16,14 +16,14 @@ def create_app(db_url: str | None = None) -> FastAPI:
     db = open_database(db_url or settings().db)
     app = FastAPI(
         title="autotune",
-        summary="Frozen Triton launch configs, their baselines, checks and studies.",
+        summary="Frozen Triton launch configs, their baselines, checks, accuracy and studies.",
         version="1",
         docs_url=None,  # the interactive docs load their scripts from a CDN
         redoc_url=None,
     )
     app.state.db = db
     app.state.optuna = optuna_storage(db)
-    for router in (results.router, studies.router, imports.router):
+    for router in (results.router, accuracy.router, studies.router, imports.router):
         app.include_router(router, prefix="/api")
     app.include_router(pages.router)
     app.include_router(static.router)

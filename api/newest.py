@@ -1,4 +1,4 @@
-"""The newest row of each group (frozen versions, baselines, checks), picked in SQL."""
+"""The newest row of each group (frozen versions, baselines, checks, verdicts), picked in SQL."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from sqlalchemy import Select, and_, func, select
 from sqlalchemy.orm import Session, defer
 
 from autotuner.settings import settings
-from storage import Baseline, CheckVerdict, FrozenVersion
+from storage import AccuracyResult, Baseline, CheckVerdict, DeviceCeiling, FrozenVersion
 
 from .paging import filters
 
@@ -94,3 +94,33 @@ def checks_query(op: str | None, soc: str | None, only_regressed: bool) -> Selec
         CheckVerdict.case_name,
         CheckVerdict.part,
     )
+
+
+def accuracy_query(
+    op: str | None,
+    soc: str | None,
+    case: str | None,
+    passed: bool | None,
+    latest: bool,
+) -> Select:
+    """Verify's verdicts, newest first; `latest`: only the newest of each (op, soc, case, output)."""
+    where = [*filters(AccuracyResult, op=op, soc=soc, case_name=case)]
+    query = select(AccuracyResult)
+    if latest:
+        group = (AccuracyResult.op, AccuracyResult.soc, AccuracyResult.case_name,
+                 AccuracyResult.output)  # fmt: skip
+        ids = _newest_ids(AccuracyResult, group, AccuracyResult.verified_at, *where)
+        query = query.where(AccuracyResult.id.in_(ids))
+    else:
+        query = query.where(*where)
+    if passed is not None:
+        query = query.where(AccuracyResult.passed.is_(passed))
+    return query.order_by(AccuracyResult.verified_at.desc(), AccuracyResult.id.desc())
+
+
+def ceilings(session: Session) -> dict[str, DeviceCeiling]:
+    """The newest measured ceilings of each soc."""
+    ids = _newest_ids(DeviceCeiling, (DeviceCeiling.soc,), DeviceCeiling.measured_at)
+    return {
+        c.soc: c for c in session.scalars(select(DeviceCeiling).where(DeviceCeiling.id.in_(ids)))
+    }

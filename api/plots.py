@@ -1,15 +1,20 @@
-"""Per-study plotly charts (optimization history, parameter importances) as HTML fragments."""
+"""Plotly charts as HTML fragments: per study its optimization history and parameter importances;
+for the overview, per op its speedup over the default and its ratio to the GPU."""
 
 from __future__ import annotations
 
+import statistics
 import warnings
+from collections import defaultdict
 from dataclasses import dataclass
 
 import optuna
 from optuna.storages import RDBStorage
 from optuna.trial import TrialState
 from optuna.visualization import plot_optimization_history, plot_param_importances
-from plotly.graph_objects import Figure
+from plotly.graph_objects import Bar, Figure
+
+from .schemas import CaseOut
 
 #: Height of every chart (its div is otherwise as tall as its container).
 HEIGHT = "380px"
@@ -24,9 +29,58 @@ class StudyPlots:
     note: str | None  # why a chart is missing
 
 
-def _html(figure: Figure) -> str:
+def _html(figure: Figure, div_id: str | None = None) -> str:
     """A fragment for a page that loads plotly.min.js itself."""
-    return figure.to_html(full_html=False, include_plotlyjs=False, default_height=HEIGHT)
+    return figure.to_html(
+        full_html=False, include_plotlyjs=False, default_height=HEIGHT, div_id=div_id
+    )
+
+
+def _geomean(values: list[float]) -> float | None:
+    return statistics.geometric_mean(values) if values else None
+
+
+def overview_chart(rows: list[CaseOut]) -> str | None:
+    """Per op and device soc, over its parts and cases: the geometric mean of the frozen speedup
+    over the default and of frozen / GPU baseline (interpreter rows left out); None if no row
+    has either."""
+    speedups: dict[str, list[float]] = defaultdict(list)
+    ratios: dict[str, list[float]] = defaultdict(list)
+    for row in rows:
+        if row.interpreter:
+            continue
+        label = f"{row.op} ({row.soc})"
+        if row.speedup_over_default:
+            speedups[label].append(row.speedup_over_default)
+        if row.ratio_to_gpu:
+            ratios[label].append(row.ratio_to_gpu)
+    labels = sorted({*speedups, *ratios})
+    if not labels:
+        return None
+    figure = Figure(
+        [
+            Bar(
+                name="speedup over the default (higher is better)",
+                x=labels,
+                y=[_geomean(speedups[k]) for k in labels],
+            ),
+            Bar(
+                name="frozen / GPU baseline (below 1: faster than the GPU)",
+                x=labels,
+                y=[_geomean(ratios[k]) for k in labels],
+            ),
+        ]  # fmt: skip
+    )
+    figure.add_hline(y=1.0, line_dash="dot", line_color="#888")
+    figure.update_layout(
+        barmode="group",
+        title="Per op: geometric means over its cases and parts",
+        yaxis_title="x (log scale)",
+        yaxis_type="log",
+        legend={"orientation": "h", "y": -0.3},
+        margin={"t": 40, "b": 10},
+    )
+    return _html(figure, div_id="overview-chart")
 
 
 def study_plots(storage: RDBStorage, name: str, trials: int, interpreter: bool) -> StudyPlots:

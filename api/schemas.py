@@ -111,6 +111,15 @@ class FrozenKernelOut(BaseModel):
     trial: int | None
 
 
+class AccuracyCell(BaseModel):
+    """The newest verdicts of a case's outputs, for the overview's accuracy column."""
+
+    passed: bool
+    outputs: int
+    failed: list[str]  # "output: reason" of each failed output
+    verified_at: Utc
+
+
 class CaseOut(BaseModel):
     """One (op, soc, case, part): frozen time, the GPU baseline, the newest baselines and check.
 
@@ -131,8 +140,13 @@ class CaseOut(BaseModel):
     gpu_baseline_ms: float | None
     gpu_baseline_soc: str | None
     ratio_to_gpu: float | None  # frozen / GPU baseline
+    #: The frozen time's share of the soc's measured ceiling that bounds it, and which one
+    #: (memory or compute); None without ceilings or a traffic model.
+    roofline: float | None = None
+    roofline_bound: str | None = None
     baselines: list[BaselineOut]  # the newest per source on this soc
     check: CheckOut | None
+    accuracy: AccuracyCell | None = None  # the newest verdicts of the case's outputs
 
 
 class FrozenVersionOut(OnSoc):
@@ -181,3 +195,24 @@ class TrialOut(BaseModel):
 
 class ImportResult(BaseModel):
     summary: Any  # what the import reports
+
+
+class AccuracyOut(OnSoc):
+    """One output of one case as `autotune verify` judged it against the float64 golden."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    op: str
+    case_name: str
+    case: dict[str, Any]  # shape, dtype, kind
+    output: str
+    configs: dict[str, Any]  # kernel -> config the port's launchers picked
+    metrics: dict[str, Any]  # port and second-reference errors, their ratios
+    reference: str  # the second reference: upstream, torch, or none
+    level: str
+    passed: bool
+    mode: str  # dual, golden (the RFC's fallback), single
+    reason: str
+    toolchain: dict[str, Any]
+    verified_at: Utc

@@ -104,17 +104,26 @@ def verify(
     ] = None,
     level: Annotated[str | None, typer.Option(help="Dual-reference level L0, L1 or L2.")] = None,
     request: CaseRequest = NO_REQUEST,
+    jobs: Annotated[
+        int | None,
+        typer.Option(help="Processes running cases; default: one per device of the soc, 1 on cpu."),
+    ] = None,
+    db: DbOption = None,
+    profile: Annotated[
+        bool, typer.Option("--profile", help="Seconds per case and phase, and per op.")
+    ] = False,
 ) -> None:
-    """Port and upstream against a float64 CPU golden (CANN dual-reference metrics)."""
+    """Port and upstream against a float64 CPU golden (CANN dual-reference metrics); verdicts stored."""
     from ops import all_ops as known_ops
     from ops import get_op
     from ops.spec import canonical_dtype
 
-    from .accuracy import ratio
     from .backends import get_backend
     from .case_store import kind_for, user_cases
     from .settings import settings
-    from .verify import verify_case
+    from .verify_report import VerifyReport
+    from .verify_runner import default_jobs, run_cases
+    from .verify_store import AccuracyStore
 
     if not op and not all_ops:
         raise UserError("name an op with --op, or use --all")
@@ -163,46 +172,18 @@ def verify(
             f"no {chosen} case matches the given --dtype" if dtype else f"no {chosen} case"
         )
 
-    table = Table(title=f"verify on {backend.describe()}, dual-reference level {level}")
-    for column in ("op", "case", "output", "reference", "port MARE", "MERE", "RMSE", "ref MARE", "MERE", "RMSE",
-                   "ratio MARE", "MERE", "RMSE", "verdict"):  # fmt: skip
-        table.add_column(
-            column,
-            justify="left" if column in ("op", "case", "output", "mode", "verdict") else "right",
-        )
-    rows = []
-    with console.status("verifying") as status:
-        for spec, case in todo:
-            status.update(f"verifying {spec.name} {case.name}")
-            for row in verify_case(spec, case, backend, level):  # type: ignore[arg-type]
-                rows.append(row)
-                p, u, v = row.port, row.second, row.verdict
-                ratios = (
-                    [ratio(a, b) for a, b in ((p.mare, u.mare), (p.mere, u.mere), (p.rmse, u.rmse))]
-                    if u
-                    else [None] * 3
-                )
-                mode = {"dual": f"dual: {row.second_name}", "golden": f"dual: {row.second_name}, then golden",
-                        "single": "golden only"}[v.mode]  # fmt: skip
-                verdict = "[green]pass[/]" if v.passed else f"[red]FAIL[/] {v.reason}"
-                if v.passed and v.reason:
-                    verdict += f" (dual failed: {v.reason})"
-                table.add_row(
-                    spec.name, case.name, row.output, mode,
-                    _fmt(p.mare), _fmt(p.mere), _fmt(p.rmse),
-                    *(_fmt(x) for x in ((u.mare, u.mere, u.rmse) if u else (None,) * 3)),
-                    *(_fmt(r) for r in ratios), verdict,
-                )  # fmt: skip
-    console.print(table)
-    failed = [r for r in rows if not r.verdict.passed]
-    by_torch = sum(r.second_name == "torch" for r in rows)
-    fallback = sum(r.verdict.mode == "golden" for r in rows)
-    console.print(
-        f"{len(rows)} outputs of {len(todo)} cases: {len(rows) - len(failed)} passed, {len(failed)} failed; "
-        f"second reference: upstream for {len(rows) - by_torch}, torch in the case dtype for {by_torch} "
-        f"(upstream cannot run them); {fallback} passed only by the RFC's fallback to the golden"
-    )
-    if failed:
+    if jobs is not None and jobs < 1:
+        raise UserError(f"--jobs must be at least 1, not {jobs}")
+    database = _database(db)  # a bad URL fails before any case runs
+    store = AccuracyStore(database, backend, level)
+    jobs = min(default_jobs(backend) if jobs is None else jobs, len(todo))
+    title = f"verify on {backend.describe()}, dual-reference level {level}, {jobs} process(es)"
+    with VerifyReport(console, title, len(todo), jobs, profile) as report:
+        for result in run_cases(todo, backend, level, jobs):  # type: ignore[arg-type]
+            store.add(result)
+            report.add(result)
+    report.summary(f"stored {store.count} verdicts in {database.engine.url}")
+    if report.failed:
         raise typer.Exit(1)
 
 
@@ -541,7 +522,7 @@ def export(
     soc: Annotated[str | None, typer.Option("--soc", help="Only this soc.")] = None,
     db: DbOption = None,
 ) -> None:
-    """Write baselines and frozen versions to a versioned JSON file (for `autotune import`)."""
+    """Write baselines, frozen versions, accuracy verdicts and ceilings to a versioned JSON file."""
     from ops import get_op
 
     from .socs import KNOWN_SOCS
@@ -554,7 +535,8 @@ def export(
     write_export(file, document)
     console.print(
         f"exported {len(document['baselines'])} baselines and "
-        f"{len(document['frozen_versions'])} frozen versions to {file}",
+        f"{len(document['frozen_versions'])} frozen versions, {len(document['accuracy'])} "
+        f"accuracy verdicts and {len(document['ceilings'])} device ceilings to {file}",
         markup=False,
         highlight=False,
     )
@@ -565,7 +547,7 @@ def import_(
     file: Annotated[Path, typer.Argument(help="A file written by `autotune export`.")],
     db: DbOption = None,
 ) -> None:
-    """Add the baselines and frozen versions of an export; rows already there are skipped."""
+    """Add the rows of an export (`autotune export`); rows already there are skipped."""
 
     from .transfer import import_document, parse_document, read_export
 
@@ -574,7 +556,9 @@ def import_(
     result = import_document(_database(db), document)
     console.print(
         f"imported {file}: {result.baselines_added} baselines added, {result.baselines_skipped} "
-        f"skipped; {result.versions_added} frozen versions added, {result.versions_skipped} skipped",
+        f"skipped; {result.versions_added} frozen versions added, {result.versions_skipped} skipped; "
+        f"{result.accuracy_added} accuracy verdicts added, {result.accuracy_skipped} skipped; "
+        f"{result.ceilings_added} device ceilings added, {result.ceilings_skipped} skipped",
         markup=False,
         highlight=False,
     )
@@ -657,6 +641,57 @@ def show(
         for row in history:
             past.add_row(*row)
         console.print(past)
+
+
+@app.command()
+def trials(
+    op: Annotated[str, typer.Option("--op", help="The op.")],
+    soc: SocOption = None,
+    case: Annotated[str | None, typer.Option("--case", help="Only this case.")] = None,
+    fmt: Annotated[
+        str, typer.Option("--format", help="table, csv, parquet (redirect it) or json.")
+    ] = "table",
+    db: DbOption = None,
+) -> None:
+    """Every trial of the op's studies, one row each: config, state, category, times, error."""
+    from ops import get_op
+
+    from .tables import emit
+    from .trials_table import trials_frame
+
+    if fmt not in ("table", "csv", "parquet", "json"):
+        raise UserError(f"unknown --format {fmt!r}; use table, csv, parquet or json")
+    frame = trials_frame(_database(db), op, soc, case)
+    if frame.empty:
+        get_op(op)  # an unknown op is an error; a known one without studies an empty table
+    note = (
+        "soc cpu: Triton interpreter times, not performance numbers"
+        if CPU in set(frame.soc)
+        else None
+    )
+    emit(frame, fmt, console, f"{op}: {len(frame)} trials", note)
+
+
+@app.command()
+def report(
+    soc: SocOption = None,
+    op: OpOption = None,
+    fmt: Annotated[str, typer.Option("--format", help="md or csv.")] = "md",
+    db: DbOption = None,
+    measure: Annotated[
+        bool,
+        typer.Option(
+            "--measure", help="First measure and store this device's ceilings (roofline)."
+        ),
+    ] = False,
+) -> None:
+    """Per op and case: frozen speedup over the default, ratio to the GPU, share of the roofline."""
+    from ops import get_op
+
+    from .perf_report import report_text
+
+    ops = [get_op(name).name for name in op or []]
+    print(report_text(_database(db), soc, ops, fmt, measure), end="")
 
 
 @app.command()

@@ -7,6 +7,7 @@ is the port author's.
 from __future__ import annotations
 
 import ast
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,16 @@ LAUNCH_OPTIONS = {
 }
 
 FrozenConfigs = dict[str, dict[str, list[dict[str, Any]]]]
+#: The warning a launcher gives, once per kernel and soc, when it takes the nearest frozen case.
+_NEAREST = re.compile(
+    r"^(?P<kernel>\S+): no config frozen on (?P<soc>\S+) for .*nearest frozen case"
+)
+
+
+def nearest_warning(message: str) -> tuple[str, str] | None:
+    """(kernel, soc) of a launcher's nearest-frozen-case warning; None for any other message."""
+    found = _NEAREST.match(message)
+    return (found["kernel"], found["soc"]) if found else None
 
 
 @cache

@@ -1,10 +1,12 @@
-"""`autotune export` / `autotune import`: baselines and frozen versions between databases.
+"""`autotune export` / `autotune import`: baselines, frozen versions, verify's verdicts and device
+ceilings between databases.
 
-The file is versioned JSON: {"format": "autotune-export", "version": 1, "exported_at": ...,
-"baselines": [...], "frozen_versions": [...]}, every column but the database's own ids, times
-with their timezone. An import is checked whole before anything is written (the first problem is
-one line naming its place, e.g. `baselines[3].median_ms: ...`), runs in one transaction and is
-idempotent: a row whose natural key is already there is skipped.
+The file is versioned JSON: {"format": "autotune-export", "version": 2, "exported_at": ...,
+"baselines": [...], "frozen_versions": [...], "accuracy": [...], "ceilings": [...]}, every column
+but the database's own ids, times with their timezone. Version 1 files (no accuracy, no
+ceilings) are still read. An import is checked whole before anything is written (the first
+problem is one line naming its place, e.g. `baselines[3].median_ms: ...`), runs in one
+transaction and is idempotent: a row whose natural key is already there is skipped.
 """
 
 from __future__ import annotations
@@ -28,14 +30,16 @@ from pydantic import (
 )
 from sqlalchemy import select
 
-from storage import Baseline, Database, FrozenVersion
+from storage import AccuracyResult, Baseline, Database, DeviceCeiling, FrozenVersion
 from storage.models import measuring_backend
 
 from .errors import UserError
 from .files import write_files
 
 FORMAT = "autotune-export"
-VERSION = 1
+VERSION = 2
+#: Versions this autotune reads: 1 lacks `accuracy` and `ceilings`.
+READS = (1, 2)
 
 
 def _finite(value: Any) -> Any:
@@ -95,12 +99,50 @@ class FrozenVersionRecord(_Record):
     entries: JsonObject
 
 
+class AccuracyRecord(_Record):
+    op: str = Field(max_length=128)
+    soc: str = Field(max_length=64)
+    case_name: str = Field(max_length=256)
+    case: JsonObject
+    output: str = Field(max_length=128)
+    configs: JsonObject
+    metrics: JsonObject
+    reference: str = Field(max_length=32)
+    level: Literal["L0", "L1", "L2"]
+    passed: bool
+    mode: Literal["dual", "golden", "single"]
+    reason: str = Field(max_length=1000)
+    toolchain: JsonObject
+    verified_at: Time
+
+
+class CeilingRecord(_Record):
+    soc: str = Field(max_length=64)
+    bandwidth: float = Field(gt=0)
+    flops: JsonObject
+    environment: JsonObject
+    measured_at: Time
+
+
 class ExportDocument(_Record):
     format: Literal["autotune-export"]
-    version: Literal[1]
+    version: Literal[1, 2]
     exported_at: Time
     baselines: list[BaselineRecord]
     frozen_versions: list[FrozenVersionRecord]
+    accuracy: list[AccuracyRecord] = []
+    ceilings: list[CeilingRecord] = []
+
+    @model_validator(mode="before")
+    @classmethod
+    def _sections_of_the_version(cls, data: Any) -> Any:
+        """Version 2 has every section; version 1 none of the later ones."""
+        later = ("accuracy", "ceilings")
+        if isinstance(data, dict) and data.get("version") == 1:
+            extra = [name for name in later if name in data]
+            if extra:
+                raise ValueError(f"version 1 has no {extra[0]!r}")
+        return data
 
 
 @dataclass(frozen=True)
@@ -109,14 +151,25 @@ class ImportResult:
     baselines_skipped: int
     versions_added: int
     versions_skipped: int
+    accuracy_added: int = 0
+    accuracy_skipped: int = 0
+    ceilings_added: int = 0
+    ceilings_skipped: int = 0
 
     @property
     def added(self) -> int:
-        return self.baselines_added + self.versions_added
+        return (
+            self.baselines_added + self.versions_added + self.accuracy_added + self.ceilings_added
+        )
 
     @property
     def skipped(self) -> int:
-        return self.baselines_skipped + self.versions_skipped
+        return (
+            self.baselines_skipped
+            + self.versions_skipped
+            + self.accuracy_skipped
+            + self.ceilings_skipped
+        )
 
 
 def _utc(moment: datetime) -> datetime:
@@ -124,22 +177,27 @@ def _utc(moment: datetime) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
-def _record(model: type[_Record], row: Baseline | FrozenVersion) -> dict[str, Any]:
+def _record(model: type[_Record], row: Any) -> dict[str, Any]:
     values = {name: getattr(row, name) for name in model.model_fields}
     values = {k: _utc(v) if isinstance(v, datetime) else v for k, v in values.items()}
     return model.model_validate(values).model_dump(mode="json")
 
 
 def export_document(db: Database, ops: list[str] | None, soc: str | None) -> dict[str, Any]:
-    """The baselines and frozen versions of these ops (all if none) and soc (any if None)."""
+    """The rows of these ops (all if none) and soc (any if None); the ceilings of the soc."""
     baselines = select(Baseline).order_by(Baseline.measured_at, Baseline.id)
     versions = select(FrozenVersion).order_by(FrozenVersion.created_at, FrozenVersion.id)
+    accuracy = select(AccuracyResult).order_by(AccuracyResult.verified_at, AccuracyResult.id)
+    ceilings = select(DeviceCeiling).order_by(DeviceCeiling.measured_at, DeviceCeiling.id)
     if ops:
         baselines = baselines.where(Baseline.op.in_(ops))
         versions = versions.where(FrozenVersion.op.in_(ops))
+        accuracy = accuracy.where(AccuracyResult.op.in_(ops))
     if soc:
         baselines = baselines.where(Baseline.soc == soc)
         versions = versions.where(FrozenVersion.soc == soc)
+        accuracy = accuracy.where(AccuracyResult.soc == soc)
+        ceilings = ceilings.where(DeviceCeiling.soc == soc)
     with db.sessions() as session:
         return {
             "format": FORMAT,
@@ -147,6 +205,8 @@ def export_document(db: Database, ops: list[str] | None, soc: str | None) -> dic
             "exported_at": datetime.now(UTC).isoformat(),
             "baselines": [_record(BaselineRecord, r) for r in session.scalars(baselines)],
             "frozen_versions": [_record(FrozenVersionRecord, r) for r in session.scalars(versions)],
+            "accuracy": [_record(AccuracyRecord, r) for r in session.scalars(accuracy)],
+            "ceilings": [_record(CeilingRecord, r) for r in session.scalars(ceilings)],
         }
 
 
@@ -171,15 +231,17 @@ def parse_document(document: Any) -> ExportDocument:
         raise UserError(
             f"not an autotune export: format is {document.get('format')!r}, expected {FORMAT!r}"
         )
-    if document.get("version") != VERSION:
+    if document.get("version") not in READS:
         raise UserError(
-            f"unsupported export version {document.get('version')!r}; this autotune reads version {VERSION}"
+            f"unsupported export version {document.get('version')!r}; this autotune reads "
+            f"versions {', '.join(map(str, READS))}"
         )
     try:
         return ExportDocument.model_validate(document)
     except ValidationError as exc:
         error = exc.errors()[0]
-        raise UserError(f"{_location(error['loc'])}: {error['msg']}") from None
+        where = _location(error["loc"])
+        raise UserError(f"{where}: {error['msg']}" if where else error["msg"]) from None
 
 
 def _baseline_key(row: Baseline | BaselineRecord) -> tuple:
@@ -190,36 +252,39 @@ def _version_key(row: FrozenVersion | FrozenVersionRecord) -> tuple:
     return (row.op, row.soc, row.label, row.content_hash, _utc(row.created_at))
 
 
+def _accuracy_key(row: AccuracyResult | AccuracyRecord) -> tuple:
+    return (row.op, row.soc, row.case_name, row.output, row.level, _utc(row.verified_at))
+
+
+def _ceiling_key(row: DeviceCeiling | CeilingRecord) -> tuple:
+    return (row.soc, _utc(row.measured_at))
+
+
 def import_document(db: Database, document: Any) -> ImportResult:
     """Add the rows of an export that are not there yet, in one transaction; nothing if invalid."""
     parsed = parse_document(document)
-    ops = sorted({r.op for r in parsed.baselines} | {r.op for r in parsed.frozen_versions})
-    with db.sessions() as session:
-        baseline_keys = {
-            _baseline_key(r) for r in session.scalars(select(Baseline).where(Baseline.op.in_(ops)))
-        }
-        version_keys = {
-            _version_key(r)
-            for r in session.scalars(select(FrozenVersion).where(FrozenVersion.op.in_(ops)))
-        }
-        baselines = _new_rows(Baseline, parsed.baselines, _baseline_key, baseline_keys)
-        versions = _new_rows(FrozenVersion, parsed.frozen_versions, _version_key, version_keys)
-        session.add_all([*baselines, *versions])
-        session.commit()
-    return ImportResult(
-        len(baselines),
-        len(parsed.baselines) - len(baselines),
-        len(versions),
-        len(parsed.frozen_versions) - len(versions),
+    ops = sorted({r.op for r in [*parsed.baselines, *parsed.frozen_versions, *parsed.accuracy]})
+    socs = sorted({r.soc for r in parsed.ceilings})
+    sections = (  # (table, records, natural key, rows of the database that may hold it)
+        (Baseline, parsed.baselines, _baseline_key, Baseline.op.in_(ops)),
+        (FrozenVersion, parsed.frozen_versions, _version_key, FrozenVersion.op.in_(ops)),
+        (AccuracyResult, parsed.accuracy, _accuracy_key, AccuracyResult.op.in_(ops)),
+        (DeviceCeiling, parsed.ceilings, _ceiling_key, DeviceCeiling.soc.in_(socs)),
     )
+    counts = []
+    with db.sessions() as session:
+        for table, records, key, where in sections:
+            seen = {key(r) for r in session.scalars(select(table).where(where))}
+            rows = _new_rows(table, records, key, seen)
+            session.add_all(rows)
+            counts += [len(rows), len(records) - len(rows)]
+        session.commit()
+    return ImportResult(*counts)
 
 
 def _new_rows(
-    table: type[Baseline | FrozenVersion],
-    records: list[BaselineRecord] | list[FrozenVersionRecord],
-    key: Callable[[Any], tuple],
-    seen: set[tuple],
-) -> list[Baseline | FrozenVersion]:
+    table: type, records: list[Any], key: Callable[[Any], tuple], seen: set[tuple]
+) -> list[Any]:
     """Rows for the records whose key is not in `seen` (nor earlier in the file)."""
     rows = []
     for record in records:

@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from dataclasses import dataclass
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
+from ops.ports import load_port
 from ops.spec import Case, OpSpec
 
 from .accuracy import Errors, Level, Verdict, judge, measure
 from .backends import Backend
+from .generated_block import nearest_warning
+
+#: The phases of a case, in the order they run; `compile` is the part of `port` and `upstream`
+#: spent compiling kernels (or loading them from Triton's cache), where Triton can report it.
+PHASES = ("inputs", "port", "upstream", "torch", "golden", "compare", "compile")
 
 
 @dataclass(frozen=True)
@@ -28,11 +38,75 @@ class Row:
     verdict: Verdict
 
 
+@dataclass
+class CaseResult:
+    """The rows of one case, the configs the port ran, where the time went, and the launchers'
+    nearest-frozen-case warnings it raised."""
+
+    op: str
+    case: Case
+    rows: list[Row] = field(default_factory=list)
+    configs: dict[str, dict[str, Any]] = field(default_factory=dict)  # kernel -> config
+    seconds: dict[str, float] = field(default_factory=dict)  # phase -> wall seconds
+    nearest: list[tuple[str, str]] = field(default_factory=list)  # (kernel, soc)
+
+
 def _to_cpu(inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     return {k: v.cpu() for k, v in inputs.items()}
 
 
-def verify_case(op: OpSpec, case: Case, backend: Backend, level: Level) -> Iterator[Row]:
+@contextmanager
+def _compile_clock(seconds: dict[str, float]) -> Iterator[None]:
+    """Add the time Triton spends in compiles (cache misses in memory) to seconds["compile"].
+
+    Triton's JIT hooks (`triton.knobs.runtime`, Triton 3.4 on) are called just before and after
+    each compile; where they do not exist (triton-ascend 3.2) nothing is added.
+    """
+    try:
+        from triton import knobs
+    except ImportError:
+        yield
+        return
+    runtime = knobs.runtime
+    saved = runtime.jit_cache_hook, runtime.jit_post_compile_hook
+    started: list[float] = []
+
+    def before(**_: Any) -> bool:
+        started.append(time.perf_counter())
+        return False  # True would skip the compile
+
+    def after(**_: Any) -> None:
+        if started:
+            seconds["compile"] = seconds.get("compile", 0.0) + time.perf_counter() - started.pop()
+
+    runtime.jit_cache_hook, runtime.jit_post_compile_hook = before, after
+    try:
+        yield
+    finally:
+        runtime.jit_cache_hook, runtime.jit_post_compile_hook = saved
+
+
+@contextmanager
+def _picked_configs(op: OpSpec, configs: dict[str, dict[str, Any]]) -> Iterator[None]:
+    """Record the config the port's launchers pick for each kernel (frozen, nearest or default)."""
+    port = load_port(op.name)
+    pick: Callable[..., dict[str, Any]] | None = getattr(port, "_pick_config", None)
+    if pick is None:
+        yield
+        return
+
+    def recording(kernel, shape, dtype, device, default):
+        configs[kernel] = pick(kernel, shape, dtype, device, default)
+        return configs[kernel]
+
+    port._pick_config = recording
+    try:
+        yield
+    finally:
+        port._pick_config = pick
+
+
+def verify_case(op: OpSpec, case: Case, backend: Backend, level: Level) -> CaseResult:
     """Run the port (checked mode), the second references and the float64 CPU golden.
 
     The second reference of an output is upstream where upstream can produce it; where it cannot
@@ -40,24 +114,54 @@ def verify_case(op: OpSpec, case: Case, backend: Backend, level: Level) -> Itera
     device, as FlashAttention's tests and the TileLang report's dual benchmark do.
     """
     os.environ["AUTOTUNE_CHECK"] = "1"  # launchers validate offsets and shapes first
-    inputs = op.make_inputs(case, backend.device)
-    port = op.run_port(inputs)
-    upstream = op.run_upstream(inputs, case)
-    torch_outputs = {}
-    if set(port) - set(upstream):
-        torch_outputs = op.reference(inputs, compute_dtype=case.torch_dtype)
-    backend.synchronize()
-    cpu_inputs = _to_cpu(inputs)
-    golden = op.reference(cpu_inputs)
-    for name, actual in port.items():
-        want = op.comparable(name, golden[name], cpu_inputs)
-        port_errors = measure(op.comparable(name, actual.cpu(), cpu_inputs), want, case.dtype)
-        second_name = "upstream" if name in upstream else "torch"
-        second = (upstream if name in upstream else torch_outputs).get(name)
-        second_errors = None
-        if second is not None:
-            second_errors = measure(
-                op.comparable(name, second.detach().cpu(), cpu_inputs), want, case.dtype
+    result = CaseResult(op.name, case)
+    seconds = result.seconds
+
+    @contextmanager
+    def phase(name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        yield
+        backend.synchronize()
+        seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - start
+
+    with warnings.catch_warnings(record=True) as caught, _compile_clock(seconds):
+        with phase("inputs"):
+            inputs = op.make_inputs(case, backend.device)
+        with phase("port"), _picked_configs(op, result.configs):
+            port = op.run_port(inputs)
+        with phase("upstream"):
+            upstream = op.run_upstream(inputs, case)
+        torch_outputs = {}
+        with phase("torch"):
+            if set(port) - set(upstream):
+                torch_outputs = op.reference(inputs, compute_dtype=case.torch_dtype)
+    for warning in caught:
+        said = nearest_warning(str(warning.message))
+        if said:
+            result.nearest.append(said)
+        else:  # not ours to keep quiet
+            warnings.warn_explicit(
+                warning.message, warning.category, warning.filename, warning.lineno
             )
-        verdict = judge(port_errors, second_errors, case.dtype, level)
-        yield Row(op.name, case, name, port_errors, second_errors, second_name, verdict)
+    with phase("golden"):
+        cpu_inputs = _to_cpu(inputs)
+        golden = op.reference(cpu_inputs)
+    with phase("compare"):
+        for name, actual in port.items():
+            result.rows.append(_row(op, case, name, actual, golden, cpu_inputs, upstream,
+                                    torch_outputs, level))  # fmt: skip
+    return result
+
+
+def _row(op, case, name, actual, golden, cpu_inputs, upstream, torch_outputs, level) -> Row:
+    want = op.comparable(name, golden[name], cpu_inputs)
+    port_errors = measure(op.comparable(name, actual.cpu(), cpu_inputs), want, case.dtype)
+    second_name = "upstream" if name in upstream else "torch"
+    second = (upstream if name in upstream else torch_outputs).get(name)
+    second_errors = None
+    if second is not None:
+        second_errors = measure(
+            op.comparable(name, second.detach().cpu(), cpu_inputs), want, case.dtype
+        )
+    verdict = judge(port_errors, second_errors, case.dtype, level)
+    return Row(op.name, case, name, port_errors, second_errors, second_name, verdict)

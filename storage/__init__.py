@@ -2,10 +2,12 @@
 
 from .db import Database, open_database
 from .models import (
+    AccuracyResult,
     Base,
     Baseline,
     CheckVerdict,
     Claim,
+    DeviceCeiling,
     FrozenVersion,
     Run,
     StudyRecord,
@@ -13,11 +15,13 @@ from .models import (
 )
 
 __all__ = [
+    "AccuracyResult",
     "Base",
     "Baseline",
     "CheckVerdict",
     "Claim",
     "Database",
+    "DeviceCeiling",
     "FrozenVersion",
     "Run",
     "StudyRecord",

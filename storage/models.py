@@ -252,3 +252,47 @@ class UserCase(Base):
     #: lengths, offsets, or a histogram).
     entry: Mapped[dict[str, Any]]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class AccuracyResult(Base):
+    """One output of one case as `autotune verify` judged it: errors against the float64 golden,
+    the second reference's, the verdict, the configs the port ran and the toolchain."""
+
+    __tablename__ = "autotune_accuracy"
+    __table_args__ = (  # the newest verdict per output, and lists newest first
+        Index(
+            "ix_autotune_accuracy_newest",
+            "op", "soc", "case_name", "output", "verified_at", "id",
+        ),
+        Index("ix_autotune_accuracy_verified_at", "verified_at"),
+    )  # fmt: skip
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    op: Mapped[str] = mapped_column(String(128), index=True)
+    soc: Mapped[str] = mapped_column(String(64), index=True)
+    case_name: Mapped[str] = mapped_column(String(256))
+    case: Mapped[dict[str, Any]]  # shape, dtype, kind
+    output: Mapped[str] = mapped_column(String(128))
+    configs: Mapped[dict[str, Any]]  # kernel -> config the port's launchers picked
+    #: port / second-reference errors (MARE, MERE, RMSE, small-value counts) and their ratios.
+    metrics: Mapped[dict[str, Any]]
+    reference: Mapped[str] = mapped_column(String(32))  # the second reference: upstream or torch
+    level: Mapped[str] = mapped_column(String(8))  # dual-reference level L0, L1, L2
+    passed: Mapped[bool] = mapped_column(Boolean)
+    mode: Mapped[str] = mapped_column(String(16))  # dual, golden (the RFC's fallback), single
+    reason: Mapped[str] = mapped_column(String(1000))  # why it failed, or ""
+    toolchain: Mapped[dict[str, Any]]  # autotuner.environment.environment()
+    verified_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class DeviceCeiling(Base):
+    """A device's measured ceilings: copy bandwidth and matmul throughput per dtype (the roofline)."""
+
+    __tablename__ = "autotune_ceilings"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    soc: Mapped[str] = mapped_column(String(64), index=True)
+    bandwidth: Mapped[float] = mapped_column(Float)  # bytes per second of a device-to-device copy
+    flops: Mapped[dict[str, Any]]  # dtype -> flops per second of a dense matmul
+    environment: Mapped[dict[str, Any]]
+    measured_at: Mapped[datetime] = mapped_column(default=utcnow)

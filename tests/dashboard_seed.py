@@ -1,4 +1,5 @@
-"""A small database for the service's tests: frozen versions, baselines, checks, two studies.
+"""A small database for the service's tests: frozen versions, baselines, checks, verify's
+verdicts, device ceilings, two studies.
 
 Rows are made through storage's models and real Optuna studies, so nothing needs a GPU or the
 interpreter. The constants are what the pages and the API must show.
@@ -16,7 +17,15 @@ from optuna.trial import TrialState, create_trial
 from sqlalchemy import select
 
 from autotuner.search import optuna_storage
-from storage import Baseline, CheckVerdict, FrozenVersion, StudyRecord, open_database
+from storage import (
+    AccuracyResult,
+    Baseline,
+    CheckVerdict,
+    DeviceCeiling,
+    FrozenVersion,
+    StudyRecord,
+    open_database,
+)
 
 JTPD = "jagged_to_padded_dense"
 FLASH = "jagged_dense_flash_attention"
@@ -37,6 +46,16 @@ EXPECTED = {
 }
 #: The newest check of (JTPD, H200, CASE_A, fwd) regressed; that of CASE_B did not.
 REGRESSED = (JTPD, "H200", CASE_A, "fwd")
+#: A case with verdicts only (no frozen config, baseline or check): its overview row's part.
+CASE_VERIFIED = "b1_n8_d16_fp32"
+#: (op, soc, case) -> the overview's accuracy cell text (the newest verdicts of its outputs).
+ACCURACY = {
+    (JTPD, "cpu", CASE_CPU): "pass",  # an older verdict failed
+    (JTPD, "H200", CASE_A): "FAIL 1 of 1",
+    (JTPD, "H200", CASE_VERIFIED): "pass",
+    (FLASH, "910B", CASE_FLASH): "FAIL 1 of 2",
+}
+ACCURACY_FAILURES = {(JTPD, "H200", CASE_A, "dense"), (FLASH, "910B", CASE_FLASH, "lse")}
 STUDY_MAIN = f"{JTPD}/fwd/{CASE_A}/H200/abcdef012345"
 STUDY_CPU = f"{JTPD}/fwd/{CASE_CPU}/cpu/abcdef012345"
 MAIN_COMPLETE, MAIN_FAILED = 12, 3
@@ -185,6 +204,46 @@ def _checks(session) -> list[CheckVerdict]:
     ]
 
 
+def _verdict(op, soc, case, output, passed: bool, at, reason: str = "") -> AccuracyResult:
+    errors = {"mare": 0.002, "mere": 0.0004, "rmse": 0.001, "small_errors": 0, "small_total": 8,
+              "finite": True}  # fmt: skip
+    return AccuracyResult(
+        op=op,
+        soc=soc,
+        case_name=case,
+        case={"shape": {}, "dtype": case.rsplit("_", 1)[-1], "kind": "accuracy"},
+        output=output,
+        configs={"fwd": {"BLOCK_N": 64, "num_warps": 4}},
+        metrics={
+            "port": errors,
+            "second": errors,
+            "ratios": {"mare": 1.0, "mere": 1.0, "rmse": 1.0},
+        },
+        reference="upstream",
+        level="L0",
+        passed=passed,
+        mode="dual",
+        reason=reason,
+        toolchain={"torch": "2.13.0"},
+        verified_at=at,
+    )
+
+
+def _verdicts() -> list:
+    later = T0 + timedelta(days=2)
+    return [
+        _verdict(JTPD, "cpu", CASE_CPU, "dense", False, T0, "MARE ratio 12 > 10"),
+        _verdict(JTPD, "cpu", CASE_CPU, "dense", True, later),
+        _verdict(JTPD, "H200", CASE_A, "dense", True, T0),
+        _verdict(JTPD, "H200", CASE_A, "dense", False, later, "MERE ratio 2.5 > 2"),
+        _verdict(JTPD, "H200", CASE_VERIFIED, "dense", True, later),
+        _verdict(FLASH, "910B", CASE_FLASH, "out", True, later),
+        _verdict(FLASH, "910B", CASE_FLASH, "lse", False, later, "non-finite output"),
+        DeviceCeiling(soc="H200", bandwidth=4.27e12, environment={}, measured_at=T0,
+                      flops={"float32": 388e12, "float16": 675e12, "bfloat16": 795e12}),
+    ]  # fmt: skip
+
+
 def _study_record(name: str, soc: str, case: str, verdict: dict | None) -> StudyRecord:
     return StudyRecord(
         name=name,
@@ -237,7 +296,7 @@ def seed(folder: Path) -> Seeded:
         _study_record(STUDY_CPU, "cpu", CASE_CPU, None),
     ]
     with db.sessions() as session:
-        session.add_all([*_rows(), *records])
+        session.add_all([*_rows(), *_verdicts(), *records])
         session.flush()
         session.add_all(_checks(session))
         session.commit()

@@ -1,5 +1,7 @@
 """The JSON API and the HTML pages over a seeded SQLite database (no GPU, no interpreter)."""
 
+import json
+import math
 import sys
 import types
 
@@ -8,13 +10,19 @@ from fastapi.testclient import TestClient
 
 from api.formatting import ms
 from api.main import create_app
+from api.plots import overview_chart
+from api.schemas import CaseOut
 from autotuner.errors import UserError
 from autotuner.settings import settings
 from ops import all_ops
 from tests.dashboard_seed import (
+    ACCURACY,
+    ACCURACY_FAILURES,
     CASE_A,
     CASE_B,
     CASE_CPU,
+    CASE_FLASH,
+    CASE_VERIFIED,
     EXPECTED,
     FLASH,
     JTPD,
@@ -129,6 +137,44 @@ def test_regressions_are_the_newest_checks(client):
     assert latest["total"] == 2  # CASE_A's older, passing check is superseded
     assert [c["regressed"] for c in latest["items"]] == [True, False]
     assert client.get("/api/regressions", params={"soc": "910B"}).json()["total"] == 0
+
+
+def test_accuracy_filters_pages_and_the_newest_verdicts(client):
+    everything = client.get("/api/accuracy").json()
+    assert everything["total"] == 7
+    times = [a["verified_at"] for a in everything["items"]]
+    assert times == sorted(times, reverse=True)
+    newest = client.get("/api/accuracy", params={"latest": True}).json()
+    assert newest["total"] == 5  # the older verdicts of two outputs are superseded
+    failed = client.get("/api/accuracy", params={"latest": True, "passed": False}).json()["items"]
+    assert {(a["op"], a["soc"], a["case_name"], a["output"]) for a in failed} == ACCURACY_FAILURES
+    assert client.get("/api/accuracy", params={"passed": False}).json()["total"] == 3
+    on_cpu = client.get("/api/accuracy", params={"op": JTPD, "soc": "cpu", "case": CASE_CPU})
+    assert [(a["passed"], a["interpreter"]) for a in on_cpu.json()["items"]] == [
+        (True, True),
+        (False, True),
+    ]
+    first = client.get("/api/accuracy", params={"limit": 2, "offset": 6}).json()
+    assert (first["total"], len(first["items"])) == (7, 1)
+    main = client.get("/api/accuracy", params={"op": JTPD, "case": CASE_A}).json()["items"][0]
+    assert main["reason"] == "MERE ratio 2.5 > 2" and main["configs"]["fwd"]["BLOCK_N"] == 64
+    assert main["metrics"]["ratios"]["mare"] == 1.0 and main["toolchain"]["torch"] == "2.13.0"
+    for bad in ({"case": "a b"}, {"passed": "maybe"}, {"limit": 0}):
+        assert client.get("/api/accuracy", params=bad).status_code == 422, bad
+
+
+def test_cases_carry_the_newest_verdict_of_their_case(client):
+    cases = _cases(client)
+    for (op, soc, case, _), row in cases.items():
+        cell = ACCURACY.get((op, soc, case))
+        assert (row["accuracy"] is None) == (cell is None), (op, soc, case)
+        if cell:
+            assert row["accuracy"]["passed"] == (cell == "pass")
+    assert cases[(JTPD, "H200", CASE_A, "fwd")]["accuracy"]["failed"] == [
+        "dense: MERE ratio 2.5 > 2"
+    ]
+    verified_only = cases[(JTPD, "H200", CASE_VERIFIED, "-")]  # no frozen config, no baseline
+    assert verified_only["frozen_ms"] is None and verified_only["accuracy"]["outputs"] == 1
 
 
 def test_ops_known_and_from_the_database(client):
@@ -319,7 +365,37 @@ def test_overview_page(client):
     assert "0.02903" in html and "0.03050" in html  # frozen and newest GPU baseline of CASE_A
     assert "regressed +8.1%" in html
     assert f"{ms(12.5)} (interpreter)" in html  # interpreter times say so
-    assert "<script" not in html  # the table is plain HTML
+    table = html[html.index('<table class="cases">') :]
+    assert "<script" not in table[: table.index("</table>")]  # the table is plain HTML
+    assert '<script src="/static/plotly.min.js"></script>' in html
+    assert "https://" not in html and "cdn" not in html.lower()  # the chart's script is local
+    assert html.count('data-col="accuracy" class="bad"') == 3  # CASE_A, and FLASH's two parts
+    assert ">FAIL 1 of 2<" in html and 'title="lse: non-finite output' in html
+
+
+def test_overview_chart_per_op_and_soc(client):
+    items = client.get("/api/cases", params={"limit": 1000}).json()["items"]
+    chart = overview_chart([CaseOut.model_validate(item) for item in items])
+    assert 'id="overview-chart"' in chart
+    figure = json.loads(chart[chart.index("[{") : chart.index("}],") + 2])
+    labels = [f"{JTPD} (H200)", f"{LEGACY} (A100)", f"{FLASH} (910B)"]
+    speedups, ratios = figure
+    assert set(speedups["x"]) == set(labels) and "cpu" not in " ".join(speedups["x"])
+    jtpd = speedups["x"].index(f"{JTPD} (H200)")
+    assert speedups["y"][jtpd] == pytest.approx(math.sqrt(1.072 * 1.124))
+    assert ratios["y"][jtpd] == pytest.approx(math.sqrt(0.02903 / 0.0305 * 0.1904 / 0.21))
+    assert overview_chart([]) is None
+
+
+def test_roofline_of_the_frozen_time(client):
+    cases = _cases(client)
+    spec = all_ops()[JTPD]
+    moved, _ = spec.traffic(spec.case(CASE_A), "fwd")
+    row = cases[(JTPD, "H200", CASE_A, "fwd")]
+    assert row["roofline"] == pytest.approx(moved / 0.02903e-3 / 4.27e12)
+    assert row["roofline_bound"] == "memory"
+    assert cases[(FLASH, "910B", CASE_FLASH, "fwd")]["roofline"] is None  # no 910B ceilings
+    assert cases[(JTPD, "cpu", CASE_CPU, "fwd")]["roofline"] is None  # interpreter times
 
 
 def test_op_page(client):
@@ -340,6 +416,9 @@ def test_regressions_page(client):
     html = client.get("/regressions").text
     assert "1 of 2 latest checks regressed" in html
     assert CASE_A in html and "+8.1%" in html
+    assert "2 outputs failed their newest verification" in html
+    assert "MERE ratio 2.5 &gt; 2" in html and "non-finite output" in html
+    assert "MARE ratio 12" not in html  # superseded by a newer verdict that passed
 
 
 def test_plotly_is_served_locally(client):

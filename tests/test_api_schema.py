@@ -31,3 +31,10 @@ def secret_token():
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 def test_api_conforms_to_its_schema(case):
     case.call_and_validate()
+
+
+def test_accuracy_is_in_the_schema_with_its_filters():
+    """The run above covers every operation of the schema: verify's verdicts among them."""
+    operation = schema.raw_schema["paths"]["/api/accuracy"]["get"]
+    names = {p["name"] for p in operation["parameters"]}
+    assert names == {"op", "soc", "case", "passed", "latest", "limit", "offset"}

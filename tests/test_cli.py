@@ -23,17 +23,19 @@ def autotune(*args, env=None):
     )
 
 
-def test_verify_all_on_the_interpreter_passes():
-    result = autotune("verify", "--all", "--soc", "cpu")
+def test_verify_all_on_the_interpreter_passes(tmp_path):
+    result = autotune("verify", "--all", "--soc", "cpu", "--db", f"sqlite:///{tmp_path}/v.db")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr
     summary = result.stdout.strip().splitlines()[-1]
     assert verify_all_passed(summary), summary
     assert "FAIL" not in result.stdout
 
 
-def test_verify_a_custom_case():
+def test_verify_a_custom_case(tmp_path):
     result = autotune(
         "verify",
+        "--db",
+        f"sqlite:///{tmp_path}/v.db",
         "--op",
         "dense_to_jagged",
         "--soc",
@@ -155,8 +157,8 @@ def test_verify_a_custom_case():
         ),
     ],
 )
-def test_bad_input_is_one_line_and_exit_2(args, message):
-    result = autotune(*args)
+def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path):
+    result = autotune(*args, env={"AUTOTUNE_DB": f"sqlite:///{tmp_path}/unused.db"})
     assert result.returncode == 2, result.stdout + result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(message), result.stderr

@@ -1,4 +1,5 @@
-"""The dashboard in a real headless Chromium: tables match the database, charts render, no errors."""
+"""The dashboard in a real headless Chromium: tables match the database (times, roofline,
+accuracy), charts render (the overview's and the studies'), no errors."""
 
 import socket
 import threading
@@ -12,8 +13,20 @@ from sqlalchemy import select
 from api.formatting import ms
 from api.main import create_app
 from autotuner.baseline import latest
+from ops import all_ops
 from storage import FrozenVersion, open_database
-from tests.dashboard_seed import CASE_A, EXPECTED, JTPD, REGRESSED, seed
+from tests.dashboard_seed import (
+    ACCURACY,
+    ACCURACY_FAILURES,
+    CASE_A,
+    CASE_VERIFIED,
+    EXPECTED,
+    FLASH,
+    JTPD,
+    LEGACY,
+    REGRESSED,
+    seed,
+)
 
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 pytestmark = pytest.mark.skipif(
@@ -122,6 +135,52 @@ def test_overview_cells_match_the_database(browser, base_url, seeded):
     assert "interp" in rows[(JTPD, "cpu", "b1_n8_d16_fp32", "fwd")]["frozen_ms"].get_attribute(
         "class"
     )
+    for (op, soc, case, _), cells in rows.items():  # the newest verdicts of each case
+        want = ACCURACY.get((op, soc, case), "-")
+        assert cells["accuracy"].text == want, (op, soc, case)
+        if want != "-":
+            assert ("good" if want == "pass" else "bad") in cells["accuracy"].get_attribute("class")
+    assert rows[(JTPD, "H200", CASE_VERIFIED, "-")]["frozen_ms"].text == "-"  # verdicts only
+    assert "MERE ratio 2.5 > 2" in rows[REGRESSED]["accuracy"].get_attribute("title")
+    roofline = rows[(JTPD, "H200", CASE_A, "fwd")]["roofline"]
+    spec = all_ops()[JTPD]
+    moved, _ = spec.traffic(spec.case(CASE_A), "fwd")
+    assert roofline.text == f"{moved / 0.02903e-3 / 4.27e12:.0%}"  # of the seeded H200 ceilings
+    assert roofline.get_attribute("title").startswith("memory-bound")
+    assert rows[(FLASH, "910B", "b1024_n256_d128_t128_bf16", "fwd")]["roofline"].text == "-"
+    assert _severe(browser) == []
+
+
+def test_overview_chart_shows_each_op_speedup_and_gpu_ratio(browser, base_url):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(f"{base_url}/")
+    chart = browser.find_element(By.CSS_SELECTOR, "div.chart.overview")
+    WebDriverWait(browser, 30).until(
+        lambda _: chart.find_elements(By.CSS_SELECTOR, ".plot-container .main-svg")
+    )
+    assert chart.size["height"] > 200 and chart.size["width"] > 600
+    traces = chart.find_elements(By.CSS_SELECTOR, "g.trace.bars")
+    assert len(traces) == 2  # speedup over the default, frozen / GPU
+    bars = [len(t.find_elements(By.CSS_SELECTOR, "g.point path")) for t in traces]
+    assert bars == [3, 3]  # three (op, soc), interpreter rows left out
+    ticks = {t.text for t in chart.find_elements(By.CSS_SELECTOR, "g.xtick text")}
+    assert ticks == {f"{JTPD} (H200)", f"{FLASH} (910B)", f"{LEGACY} (A100)"}
+    legend = chart.find_element(By.CSS_SELECTOR, "g.legend").text
+    assert "speedup over the default" in legend and "frozen / GPU baseline" in legend
+    assert _severe(browser) == []
+
+
+def test_regressions_lists_accuracy_failures(browser, base_url):
+    from selenium.webdriver.common.by import By
+
+    browser.get(f"{base_url}/regressions")
+    failures = browser.find_elements(By.CSS_SELECTOR, "table.accuracy tbody tr")
+    found = {tuple(tr.get_attribute(f"data-{a}") for a in ("op", "soc", "case", "output"))
+             for tr in failures}  # fmt: skip
+    assert found == ACCURACY_FAILURES
+    assert browser.find_elements(By.CSS_SELECTOR, "table.checks tbody tr.bad")
     assert _severe(browser) == []
 
 
@@ -140,7 +199,9 @@ def test_op_page_draws_its_charts(browser, base_url):
 
     WebDriverWait(browser, 30).until(drawn)
     assert all(chart.size["height"] > 100 for chart in charts)
-    assert set(_table(browser)) == {k for k in EXPECTED if k[0] == JTPD}
+    assert set(_table(browser)) == {k for k in EXPECTED if k[0] == JTPD} | {
+        (JTPD, "H200", CASE_VERIFIED, "-")
+    }
     assert _severe(browser) == []
 
 
@@ -151,6 +212,9 @@ def test_overview_without_javascript(browser_without_js, base_url):
     rows = _table(browser_without_js)
     assert set(EXPECTED) <= set(rows)
     assert rows[(JTPD, "H200", CASE_A, "fwd")]["frozen_ms"].text == ms(0.02903)
+    assert rows[REGRESSED]["accuracy"].text == "FAIL 1 of 1"  # the column needs no script
+    assert browser_without_js.find_element(By.CSS_SELECTOR, "div.chart.overview")
+    assert not browser_without_js.find_elements(By.CSS_SELECTOR, ".plot-container")
     browser_without_js.get(f"{base_url}/ops/{JTPD}")  # scripts really are off: no chart drawn
     assert browser_without_js.find_elements(By.CSS_SELECTOR, "div.chart")
     assert not browser_without_js.find_elements(By.CSS_SELECTOR, ".plot-container")

@@ -10,6 +10,7 @@ from autotuner.errors import UserError
 from autotuner.generated_block import (
     BEGIN_MARKER,
     END_MARKER,
+    nearest_warning,
     read_frozen,
     render_block,
     replace_block,
@@ -106,9 +107,27 @@ def test_launcher_picks_frozen_then_nearest_then_default(tree, cpu):
     for _ in range(3):
         assert port._pick_config("fwd", near, "float32", device, default) == again
     assert lookups == []  # kept from the first launch: no lookup (device name, regexes) per launch
-    with pytest.warns(UserWarning, match="nearest frozen case"):  # a new shape: looked up
+    with warnings.catch_warnings(record=True) as caught:  # a new shape: looked up, not warned
+        warnings.simplefilter("always")
         port._pick_config("fwd", {**near, "B": 96}, "float32", device, default)
-    assert len(lookups) == 1
+    assert len(lookups) == 1 and caught == []
+
+
+def test_the_nearest_case_is_warned_once_per_kernel_and_soc(tree):
+    """A suite of many small shapes said it once per shape, again and again (issue 17)."""
+    frozen = {soc: {k: list(v) for k, v in FROZEN["cpu"].items()} for soc in ("cpu", "H200")}
+    path = port_file("jagged_dense_flash_attention")
+    path.write_text(replace_block(path.read_text(), frozen, path))
+    port = load_port("jagged_dense_flash_attention")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for soc in ("cpu", "H200", "cpu"):
+            for b in (48, 96, 200):
+                shape = {**SHAPE, "B": b, "max_seq_len": 200}
+                port._pick(soc, "fwd", shape, "float32", port.default_config("fwd", shape))
+    said = [nearest_warning(str(w.message)) for w in caught]
+    assert said == [("fwd", "cpu"), ("fwd", "H200")]
+    assert nearest_warning("fwd: something else") is None
 
 
 def test_every_attention_launcher_finds_the_config_frozen_for_its_case(tree):

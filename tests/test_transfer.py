@@ -1,4 +1,5 @@
-"""`autotune export` / `autotune import`: rows survive the trip, a second import adds nothing,
+"""`autotune export` / `autotune import`: rows survive the trip (baselines, frozen versions,
+verify's verdicts, device ceilings), a second import adds nothing, a version 1 file is still read,
 and a bad file is refused whole with one line."""
 
 import copy
@@ -13,10 +14,11 @@ from sqlalchemy import func, select
 
 from autotuner.errors import UserError
 from autotuner.transfer import export_document, import_document
-from storage import Baseline, FrozenVersion, open_database
+from storage import AccuracyResult, Baseline, DeviceCeiling, FrozenVersion, open_database
 
 OP = "jagged_to_padded_dense"
 T0 = datetime(2026, 11, 30, 12, 0, 0, 123456, tzinfo=UTC)
+TABLES = (Baseline, FrozenVersion, AccuracyResult, DeviceCeiling)
 
 
 def baseline(**overrides) -> Baseline:
@@ -40,6 +42,28 @@ def baseline(**overrides) -> Baseline:
     return Baseline(**{**values, **overrides})
 
 
+def verdict(**overrides) -> AccuracyResult:
+    errors = {"mare": 0.001, "mere": 0.0002, "rmse": 0.0005, "small_errors": 0, "small_total": 3,
+              "finite": True}  # fmt: skip
+    values = {
+        "op": OP,
+        "soc": "H200",
+        "case_name": "b2048_n256_d64_fp16",
+        "case": {"shape": {"B": 2048, "max_seq_len": 256, "D": 64}, "dtype": "float16", "kind": "performance"},
+        "output": "dense",
+        "configs": {"fwd": {"BLOCK_ROW": 8}},
+        "metrics": {"port": errors, "second": errors, "ratios": {"mare": 1.0, "mere": 1.0, "rmse": None}},
+        "reference": "upstream",
+        "level": "L0",
+        "passed": True,
+        "mode": "dual",
+        "reason": "",
+        "toolchain": {"torch": "2.13.0", "triton": "3.5.1"},
+        "verified_at": T0,
+    }  # fmt: skip
+    return AccuracyResult(**{**values, **overrides})
+
+
 def seed(db) -> None:
     config = {"fwd": {"BLOCK_ROW": 8, "BLOCK_COL": 128, "num_warps": 4}}
     rows = [
@@ -51,6 +75,13 @@ def seed(db) -> None:
                       entries={"fwd b2048_n256_d64_fp16": {"config": config["fwd"], "median_ms": 0.029, "n": 550}}),
         FrozenVersion(op="dense_to_jagged", soc="H200", label="M1", created_at=T0, content_hash="b" * 64,
                       entries={}),
+        verdict(), verdict(output="dense", passed=False, reason="MARE ratio 12 > 10",
+                           verified_at=T0 + timedelta(seconds=5)),
+        verdict(soc="cpu", case_name="b1_n8_d16_fp32"),
+        DeviceCeiling(soc="H200", bandwidth=4.27e12, flops={"float16": 6.75e14}, environment={},
+                      measured_at=T0),
+        DeviceCeiling(soc="910B", bandwidth=1.2e12, flops={"float16": 2.8e14}, environment={},
+                      measured_at=T0),
     ]  # fmt: skip
     with db.sessions() as session:
         session.add_all(rows)
@@ -70,16 +101,13 @@ def contents(db) -> list[list[dict]]:
     with db.sessions() as session:
         return [
             sorted((columns(r) for r in session.scalars(select(table))), key=repr)
-            for table in (Baseline, FrozenVersion)
+            for table in TABLES
         ]
 
 
-def counts(db) -> tuple[int, int]:
+def counts(db, tables=(Baseline, FrozenVersion)) -> tuple[int, ...]:
     with db.sessions() as session:
-        return tuple(
-            session.scalar(select(func.count()).select_from(table))
-            for table in (Baseline, FrozenVersion)
-        )
+        return tuple(session.scalar(select(func.count()).select_from(table)) for table in tables)
 
 
 @pytest.fixture
@@ -96,13 +124,15 @@ def target(tmp_path):
 
 def test_round_trip_reproduces_the_rows_and_a_second_import_adds_nothing(source, target):
     document = json.loads(json.dumps(export_document(source, None, None)))  # as a file holds it
-    assert (document["format"], document["version"]) == ("autotune-export", 1)
+    assert (document["format"], document["version"]) == ("autotune-export", 2)
     first = import_document(target, document)
     assert (first.baselines_added, first.versions_added, first.skipped) == (4, 2, 0)
+    assert (first.accuracy_added, first.ceilings_added) == (3, 2)
     assert contents(target) == contents(source)
     second = import_document(target, document)
     assert (second.added, second.baselines_skipped, second.versions_skipped) == (0, 4, 2)
-    assert counts(target) == (4, 2)
+    assert (second.accuracy_skipped, second.ceilings_skipped) == (3, 2)
+    assert counts(target, TABLES) == (4, 2, 3, 2)
 
 
 def test_export_filters_by_op_and_soc(source):
@@ -110,6 +140,11 @@ def test_export_filters_by_op_and_soc(source):
     assert {(b["op"], b["soc"]) for b in document["baselines"]} == {(OP, "H200")}
     assert len(document["baselines"]) == 2
     assert [v["op"] for v in document["frozen_versions"]] == [OP]
+    assert [(a["soc"], a["passed"]) for a in document["accuracy"]] == [
+        ("H200", True),
+        ("H200", False),
+    ]
+    assert [c["soc"] for c in document["ceilings"]] == ["H200"]
 
 
 def test_the_same_instant_in_another_timezone_is_the_same_row(source, target):
@@ -136,7 +171,13 @@ def test_duplicates_inside_one_file_are_added_once(source, target):
 def _break(document: dict, damage: str) -> None:
     last = document["baselines"][-1]  # the earlier rows are valid: none may be written either
     if damage == "version":
-        document["version"] = 2
+        document["version"] = 3
+    elif damage == "v1_with_accuracy":
+        document["version"] = 1
+    elif damage == "verdict_mode":
+        document["accuracy"][0]["mode"] = "maybe"
+    elif damage == "ceiling_bandwidth":
+        document["ceilings"][0]["bandwidth"] = 0.0
     elif damage == "format":
         document["format"] = "something-else"
     elif damage == "missing":
@@ -158,7 +199,10 @@ def _break(document: dict, damage: str) -> None:
 @pytest.mark.parametrize(
     ("damage", "message"),
     [
-        ("version", "unsupported export version 2; this autotune reads version 1"),
+        ("version", "unsupported export version 3; this autotune reads versions 1, 2"),
+        ("v1_with_accuracy", "Value error, version 1 has no 'accuracy'"),
+        ("verdict_mode", "accuracy[0].mode: Input should be 'dual', 'golden' or 'single'"),
+        ("ceiling_bandwidth", "ceilings[0].bandwidth: Input should be greater than 0"),
         ("format", "not an autotune export: format is 'something-else', expected 'autotune-export'"),
         ("missing", "baselines[3].median_ms: Field required"),
         ("string", "baselines[3].p80_ms: Input should be a valid number"),
@@ -175,7 +219,16 @@ def test_a_malformed_document_is_refused_with_nothing_written(source, target, da
     with pytest.raises(UserError) as caught:
         import_document(target, document)
     assert str(caught.value) == message
-    assert counts(target) == (0, 0)
+    assert counts(target, TABLES) == (0, 0, 0, 0)
+
+
+def test_a_version_1_file_is_still_read(source, target):
+    document = export_document(source, None, None)
+    del document["accuracy"], document["ceilings"]
+    document["version"] = 1
+    result = import_document(target, document)
+    assert (result.baselines_added, result.versions_added, result.accuracy_added) == (4, 2, 0)
+    assert counts(target, TABLES) == (4, 2, 0, 0)
 
 
 def autotune(*args: str):
@@ -192,13 +245,19 @@ def test_cli_round_trip_and_one_line_errors(source, target, tmp_path):
     file = tmp_path / "out" / "export.json"
     exported = autotune("export", "--op", OP, "--soc", "H200", "--db", source.url, str(file))
     assert exported.returncode == 0, exported.stderr
-    assert "exported 2 baselines and 1 frozen versions" in exported.stdout
+    assert (
+        "exported 2 baselines and 1 frozen versions, 2 accuracy verdicts and 1 device ceilings"
+        in exported.stdout
+    )
     assert os.listdir(file.parent) == ["export.json"]  # no temporary file left behind
     imported = autotune("import", str(file), "--db", target.url)
     assert imported.returncode == 0, imported.stderr
-    assert "2 baselines added, 0 skipped; 1 frozen versions added, 0 skipped" in imported.stdout
+    assert (
+        "2 baselines added, 0 skipped; 1 frozen versions added, 0 skipped; 2 accuracy verdicts "
+        "added, 0 skipped; 1 device ceilings added, 0 skipped" in imported.stdout
+    )
     again = autotune("import", str(file), "--db", target.url)
-    assert "0 baselines added, 2 skipped; 0 frozen versions added, 1 skipped" in again.stdout
+    assert "0 baselines added, 2 skipped; 0 frozen versions added, 1 skipped; 0 acc" in again.stdout
 
     broken = tmp_path / "broken.json"
     broken.write_text(file.read_text()[:-40])
@@ -206,7 +265,7 @@ def test_cli_round_trip_and_one_line_errors(source, target, tmp_path):
     wrong.write_text(json.dumps({**json.loads(file.read_text()), "version": 7}))
     for path, message in [
         (broken, f"error: {broken} is not valid JSON: "),
-        (wrong, "error: unsupported export version 7; this autotune reads version 1"),
+        (wrong, "error: unsupported export version 7; this autotune reads versions 1, 2"),
         (tmp_path / "absent.json", f"error: cannot read {tmp_path / 'absent.json'}: "),
     ]:
         refused = autotune("import", str(path), "--db", target.url)

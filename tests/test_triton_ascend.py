@@ -16,7 +16,7 @@ ASCEND = ROOT / ".venv-ascend" / "bin"
     not (ASCEND / "autotune").exists(),
     reason="no .venv-ascend: create it with .ci/ascend-env (.ci/run does)",
 )
-def test_verify_all_under_triton_ascend():
+def test_verify_all_under_triton_ascend(tmp_path):
     version = subprocess.run(
         [
             ASCEND / "python",
@@ -28,7 +28,15 @@ def test_verify_all_under_triton_ascend():
     )
     assert version.stdout.strip() == "3.2.0", version.stderr
     result = subprocess.run(
-        [ASCEND / "autotune", "verify", "--all", "--soc", "cpu"],
+        [
+            ASCEND / "autotune",
+            "verify",
+            "--all",
+            "--soc",
+            "cpu",
+            "--db",
+            f"sqlite:///{tmp_path}/v.db",
+        ],
         capture_output=True,
         text=True,
         cwd=ROOT,

@@ -17,8 +17,8 @@ from ..cases import case_rows
 from ..catalog import known_ops
 from ..deps import DatabaseDep, OptunaDep, SessionDep
 from ..formatting import FILTERS
-from ..plots import study_plots
-from ..schemas import CheckOut, StudyOut
+from ..plots import overview_chart, study_plots
+from ..schemas import AccuracyOut, CheckOut, StudyOut
 
 templates = Jinja2Templates(directory=Path(__file__).parent.parent / "templates")
 templates.env.filters.update(FILTERS)
@@ -28,8 +28,10 @@ router = APIRouter(include_in_schema=False, default_response_class=HTMLResponse)
 
 @router.get("/")
 def overview(request: Request, session: SessionDep) -> HTMLResponse:
-    """Every op x case x soc: frozen time, GPU baseline, ratio, speedup, last check."""
-    context = {"rows": case_rows(session), "ops": known_ops(session)}
+    """Every op x case x soc: frozen time, GPU baseline, ratio, speedup, roofline, last check,
+    accuracy; a chart of the speedups and ratios per op."""
+    rows = case_rows(session)
+    context = {"rows": rows, "ops": known_ops(session), "chart": overview_chart(rows)}
     return templates.TemplateResponse(request, "overview.html", context)
 
 
@@ -64,8 +66,15 @@ def op_page(
 
 @router.get("/regressions")
 def regressions(request: Request, session: SessionDep) -> HTMLResponse:
-    """The newest check of each (op, soc, case, part), regressions first."""
+    """The newest check of each (op, soc, case, part), regressions first; beside them the outputs
+    whose newest verdict failed."""
     query = newest.checks_query(None, None, only_regressed=False)
     checks = [CheckOut.model_validate(c) for c in session.scalars(query)]
-    context = {"checks": checks, "regressed": sum(c.regressed for c in checks)}
+    failed = newest.accuracy_query(None, None, None, passed=False, latest=True)
+    failures = [AccuracyOut.model_validate(a) for a in session.scalars(failed)]
+    context = {
+        "checks": checks,
+        "regressed": sum(c.regressed for c in checks),
+        "failures": failures,
+    }
     return templates.TemplateResponse(request, "regressions.html", context)

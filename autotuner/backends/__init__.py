@@ -26,6 +26,7 @@ __all__ = [
     "DeviceLimits",
     "SocProfile",
     "Timing",
+    "device_indices",
     "found_devices",
     "get_backend",
     "soc_profile",
@@ -44,6 +45,12 @@ def _npu_socs() -> list[tuple[str, str]]:
     if not NpuBackend.available():
         return []
     return [(npu_soc(name), name) for name in NpuBackend.device_names()]
+
+
+def device_indices(backend: Backend) -> list[int]:
+    """Indices, as torch numbers the visible devices, of every device of `backend`'s soc here."""
+    found = {"cuda": _cuda_socs, "npu": _npu_socs}.get(backend.kind)
+    return [i for i, (soc, _) in enumerate(found()) if soc == backend.soc] if found else []
 
 
 def found_devices() -> str:

@@ -115,6 +115,7 @@ _LAUNCH_OPTIONS = {
 _DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
 _ITEMSIZES = {"float32": 4, "float16": 2, "bfloat16": 2}
 _PICKED = {}  # (device, kernel, dtype, shape) -> config
+_WARNED = set()  # (kernel, soc) whose nearest-case fallback was warned about
 
 
 def _soc_of(device):
@@ -144,10 +145,10 @@ def _pick_config(kernel, shape, dtype, device, default):
     Nearest: the smallest sum over the shape keys of |log2(frozen) - log2(asked)|, among the cases
     of the dtype and of the other dtypes of its element size (float16 and bfloat16: the same tile
     bytes, so the same shared memory or unified buffer, and the same matrix-unit rate), those
-    counted one doubling further; a warning once per kernel and shape. No tuning happens at run
-    time. Picks are kept per device, kernel, dtype and shape: the launch of a small kernel must
-    not wait for the lookup. `default` is the kernel's default for `shape`
-    (`default_config(kernel, shape)`).
+    counted one doubling further; a warning once per kernel and soc in a process (a test suite of
+    many small shapes would repeat it for each). No tuning happens at run time. Picks are kept per
+    device, kernel, dtype and shape: the launch of a small kernel must not wait for the lookup.
+    `default` is the kernel's default for `shape` (`default_config(kernel, shape)`).
     """
     key = (device, kernel, dtype, tuple(sorted(shape.items())))
     if key not in _PICKED:
@@ -173,11 +174,14 @@ def _pick(soc, kernel, shape, dtype, default):
             e["dtype"] != dtype,
         ),
     )
-    warnings.warn(
-        f"{kernel}: no config frozen on {soc} for {shape} {dtype}; "
-        f"using that of the nearest frozen case {nearest['case']}",
-        stacklevel=4,
-    )
+    if (kernel, soc) not in _WARNED:
+        _WARNED.add((kernel, soc))
+        warnings.warn(
+            f"{kernel}: no config frozen on {soc} for {shape} {dtype}; "
+            f"using that of the nearest frozen case {nearest['case']} "
+            "(said once per kernel and soc)",
+            stacklevel=4,
+        )
     return dict(nearest["config"])
 
 
