@@ -45,7 +45,11 @@ from .baseline import (
 from .case_store import find, kind_for
 from .environment import environment
 from .errors import UserError
+from .paths import performance_json
+from .performance_json import frozen_sections
+from .performance_json import read as read_performance_json
 from .stats import mann_whitney_less
+from .toolchain import differences, toolchain
 
 #: Significance level of the one-sided test.
 ALPHA = 0.01
@@ -85,6 +89,9 @@ REFERENCE_SOURCES = ("upstream", "port_default")
 class Checked:
     baseline: Baseline
     verdict: CheckVerdict
+    #: How the toolchain the frozen configs were tuned under differs from this one's (empty:
+    #: the same); a config tuned under another one is stale.
+    toolchain_changes: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         v = self.verdict
@@ -105,6 +112,7 @@ class Checked:
             "p_value": v.p_value,
             "threshold": v.threshold,
             "regressed": v.regressed,
+            "stale_toolchain": list(self.toolchain_changes),
             "gpu_ratio": v.gpu_ratio,
             "reference": v.reference_source,
             "reference_ms": v.reference_ms,
@@ -157,6 +165,21 @@ def _reference(db: Database, row: Baseline) -> Baseline | None:
     return None
 
 
+def _toolchain_changes(
+    spec: OpSpec, row: Baseline, soc: str, current: dict[str, str]
+) -> tuple[str, ...]:
+    """How the toolchains the part's frozen configs were tuned under (performance json) differ
+    from `current`."""
+    sections = frozen_sections(read_performance_json(performance_json(spec.name)))
+    kernels = sections.get(row.case_name, {}).get(soc, {}).get("kernels", {})
+    changes: list[str] = []
+    for kernel in spec.parts.get(row.part, ()):
+        if kernel in kernels:
+            found = differences(kernels[kernel].get("toolchain"), current)
+            changes += [f"{kernel}: {change}" for change in found]
+    return tuple(changes)
+
+
 def _gpu_ratio(
     db: Database, row: Baseline, median_ms: float, backend: Backend, gpu_soc: str | None
 ) -> float | None:
@@ -186,6 +209,7 @@ def check(
     ]
     frozen = FrozenSet.read(spec, backend.soc)
     env = environment(backend)
+    current = toolchain(backend, spec.name)
     checked, skipped = [], []
     inputs_of: dict[str, dict] = {}
     for row in baselines:
@@ -250,7 +274,7 @@ def check(
             rounds=rounds,
             environment=env,
         )
-        checked.append(Checked(row, verdict))
+        checked.append(Checked(row, verdict, _toolchain_changes(spec, row, backend.soc, current)))
     if not checked:
         why = f" ({'; '.join(skipped)})" if skipped else ""
         raise UserError(

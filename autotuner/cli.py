@@ -209,6 +209,8 @@ def _summary_table(summaries, title: str) -> Table:
             )
         else:
             verdict_text = "beats default" if verdict["beats_default"] else "default kept"
+        if s.stale:
+            verdict_text += " (stale: a newer study ran under another toolchain)"
             speedup = f"{verdict['speedup']:.2f}x" if verdict.get("speedup") else "-"
             winner = _config_text(verdict["winner"])
         table.add_row(
@@ -511,6 +513,13 @@ def check(
         console.print(table)
     for line in report.skipped:
         err_console.print(f"not checked: {line}", markup=False, highlight=False)
+    for c in report.checked:
+        if c.toolchain_changes:
+            err_console.print(
+                f"stale: {c.verdict.case_name} {c.verdict.part} was frozen under another "
+                f"toolchain ({'; '.join(c.toolchain_changes)}); tune it again",
+                markup=False, highlight=False,
+            )  # fmt: skip
     if report.regressed:
         raise typer.Exit(1)
 

@@ -18,7 +18,7 @@ from typing import Any
 import optuna
 from filelock import FileLock
 from optuna.trial import TrialState
-from sqlalchemy import select
+from sqlalchemy import or_, select
 
 from ops.spec import Case, OpSpec
 from storage import Database, FrozenVersion, Run, StudyRecord
@@ -101,8 +101,9 @@ def collect(
         for kernel in spec.kernels:
             source = kernel_source_hash(spec, kernel)
             for case in cases or _cases(spec, soc, db):
-                name = study_name(spec.name, kernel.name, case, soc, source)
-                record = session.scalar(select(StudyRecord).where(StudyRecord.name == name))
+                record = newest_study(
+                    session, study_name(spec.name, kernel.name, case, soc, source)
+                )
                 if record is None:
                     untuned.append(f"{kernel.name} {case.name}")
                     continue
@@ -114,6 +115,16 @@ def collect(
             f"nothing to freeze: no study of {spec.name} on {soc} for the current kernel sources (run `autotune run --op {spec.name} --soc {soc}` first)"
         )
     return entries, untuned
+
+
+def newest_study(session, name: str) -> StudyRecord | None:
+    """The newest study of a (op, kernel, case, soc, kernel source), whatever its toolchain."""
+    query = select(StudyRecord).where(
+        or_(StudyRecord.name == name, StudyRecord.name.like(f"{name}/tc-%"))
+    )
+    return session.scalars(
+        query.order_by(StudyRecord.created_at.desc(), StudyRecord.id.desc())
+    ).first()
 
 
 def _entry(session, storage, record: StudyRecord, kernel: str, case, force: bool) -> Entry:
@@ -152,6 +163,7 @@ def _entry(session, storage, record: StudyRecord, kernel: str, case, force: bool
         "completed_trials": len(complete),
         "tuned_at": record.verdict_at.date().isoformat() if record.verdict_at else None,
         "environment": run.environment if run else {},
+        "toolchain": record.toolchain or {},
     }
     return Entry(kernel, case.name, case.dtype, dict(case.shape), dict(verdict["winner"]), numbers)
 

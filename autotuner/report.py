@@ -36,6 +36,9 @@ class StudySummary:
     best_ms: float | None = None
     best_config: dict[str, Any] | None = None
     verdict: dict[str, Any] | None = None
+    #: A newer study of the same kernel source ran under another toolchain: this one's numbers
+    #: (and a config frozen from it) are stale.
+    stale: bool = False
 
     @property
     def best_speedup(self) -> float | None:
@@ -51,8 +54,19 @@ def summarize(db: Database, *, op: str | None = None, soc: str | None = None) ->
     with db.sessions() as session:
         records = list(session.scalars(query))
     storage = optuna_storage(db) if records else None
+    newest: dict[tuple, StudyRecord] = {}
+    for record in records:
+        key = (record.op, record.kernel, record.case_name, record.soc, record.source_hash)
+        if key not in newest or (record.created_at, record.id) > (
+            newest[key].created_at,
+            newest[key].id,
+        ):
+            newest[key] = record
     out = []
     for record in records:
+        latest = newest[
+            (record.op, record.kernel, record.case_name, record.soc, record.source_hash)
+        ]
         summary = StudySummary(
             record.name,
             record.op,
@@ -63,6 +77,7 @@ def summarize(db: Database, *, op: str | None = None, soc: str | None = None) ->
             record.budget,
             record.feasible_size,
             verdict=record.verdict,
+            stale=latest.id != record.id and latest.toolchain != record.toolchain,
         )
         for trial in optuna.load_study(study_name=record.name, storage=storage).get_trials(
             deepcopy=False

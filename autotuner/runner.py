@@ -23,6 +23,7 @@ from .environment import environment
 from .errors import UserError
 from .search import Plan, Progress, Settings, Study, discard_study
 from .settings import settings as app_settings
+from .toolchain import toolchain
 from .user_cases import NO_REQUEST, CaseRequest
 from .workers import Worker, preparing_lock
 
@@ -135,6 +136,7 @@ def run(
     count = compile_workers(backend)
     preparing = preparing_lock() if count else None  # made only where compile workers share it
     compilers = [Worker(backend.soc, compile_only=True, preparing=preparing) for _ in range(count)]
+    chain = toolchain(backend, op)
     status = "failed"
     results = []
     try:
@@ -151,6 +153,7 @@ def run(
                         backend.limits,
                         trials,
                         backend.option_defaults,
+                        chain,
                     )
                     if restart:
                         discard_study(db, plan.name)

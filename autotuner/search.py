@@ -37,6 +37,7 @@ from .errors import UserError
 from .paths import port_file
 from .space import SearchSpace, config_key, space_for
 from .stats import faster_beyond_noise
+from .toolchain import fingerprint
 from .workers import Worker, WorkerLost
 
 #: Consecutive proposals of the sampler that were already measured or infeasible before the
@@ -134,6 +135,8 @@ class Plan:
     budget: int  # measured configs (complete or failed), statically rejected ones not counted
     #: Why the static constraints would reject the default, which is measured all the same.
     default_violation: str | None = None
+    #: Compiler and runtime versions and the launchers' hash (`autotuner.toolchain`).
+    toolchain: dict[str, str] | None = None
 
     @classmethod
     def make(
@@ -146,9 +149,12 @@ class Plan:
         limits: DeviceLimits,
         trials: int | float,
         option_defaults: dict[str, int | str] | None = None,
+        toolchain: dict[str, str] | None = None,
     ) -> Plan:
         """`trials`: a number of measured configs, or a float in (0, 1]: that share of the
-        feasible configs. `option_defaults`: the backend's (`Backend.option_defaults`)."""
+        feasible configs. `option_defaults`: the backend's (`Backend.option_defaults`).
+        `toolchain` (`autotuner.toolchain`) joins the study's name: another toolchain, another
+        study."""
         space = space_for(kernel, launch_options, option_defaults)
         default = space.complete(kernel.default(case))
         feasible, rejected = [], {}
@@ -175,11 +181,13 @@ class Plan:
             feasible,
             rejected,
             study_name(op.name, kernel.name, case, soc, source)
-            + ("/simt" if "compile_mode" in launch_options else ""),
+            + ("/simt" if "compile_mode" in launch_options else "")
+            + (f"/tc-{fingerprint(toolchain)}" if toolchain else ""),
             source,
             strategy,
             budget,
             kernel.violation(default, case, limits),
+            toolchain,
         )
 
 
@@ -251,6 +259,7 @@ class Study:
                     name=plan.name, op=plan.op.name, kernel=plan.kernel.name, case_name=plan.case.name,
                     case={"shape": plan.case.shape, "dtype": plan.case.dtype}, soc=plan.soc,
                     source_hash=plan.source_hash, budget=self.plan.budget, default_config=plan.default,
+                    toolchain=plan.toolchain,
                     feasible_size=len(plan.feasible), strategy=plan.strategy,
                 )  # fmt: skip
                 session.add(record)

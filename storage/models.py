@@ -107,6 +107,8 @@ class StudyRecord(Base):
     default_config: Mapped[dict[str, Any]]
     feasible_size: Mapped[int] = mapped_column(Integer)
     strategy: Mapped[str] = mapped_column(String(32))  # "exhaustive" or "tpe"
+    #: Compiler and runtime versions and the launchers' hash it ran under (autotuner.toolchain).
+    toolchain: Mapped[dict[str, Any] | None]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     #: Outcome of the interleaved re-timing: winner, default, their numbers, beats_default.
     verdict: Mapped[dict[str, Any] | None]
