@@ -1,0 +1,41 @@
+"""Replace the frozen configs of some ops on a soc with slow ones, for `autotune check`'s
+sensitivity run (benchmarks/check_repeatability.sh): every BLOCK_* tunable at its smallest value,
+launch options kept. Rewrites the kernel files' generated blocks in place; prints old -> new.
+
+    python benchmarks/slow_configs.py --soc H200 OP [OP ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from autotuner.generated_block import read_frozen, replace_block
+from autotuner.paths import port_file
+from ops import get_op
+
+
+def slowest_blocks(op: str, kernel: str, config: dict) -> dict:
+    spec = get_op(op).kernel(kernel)
+    smallest = {t.name: min(t.values) for t in spec.tunables if t.name.startswith("BLOCK_")}
+    return {**config, **{k: v for k, v in smallest.items() if k in config}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--soc", required=True)
+    parser.add_argument("ops", nargs="+")
+    args = parser.parse_args()
+    for op in args.ops:
+        path = port_file(op)
+        source = path.read_text(encoding="utf-8")
+        frozen = read_frozen(source, path)
+        for kernel, entries in frozen.get(args.soc, {}).items():
+            for entry in entries:
+                slow = slowest_blocks(op, kernel, entry["config"])
+                print(f"{op} {kernel} {entry['case']}: {entry['config']} -> {slow}")
+                entry["config"] = slow
+        path.write_text(replace_block(source, frozen, path), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
