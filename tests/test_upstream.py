@@ -64,3 +64,12 @@ def test_upstream_wrapper_on_cuda_equals_the_interpreter_launch(op):
     golden = spec.reference({k: v.cpu() for k, v in inputs.items()})
     for name, value in got.items():
         assert torch.equal(value.cpu().double(), golden[name])
+
+
+def test_a_loaded_module_is_not_read_again(monkeypatch):
+    """Ops load upstream inside timed calls: a second load must not read and hash the file."""
+    spec = all_ops()["jagged_to_padded_dense"]
+    first = upstream.load(spec.upstream.file, spec.upstream.sha256)
+    monkeypatch.setattr(upstream, "sha256_of", lambda path: pytest.fail(f"read {path} again"))
+    monkeypatch.setattr(upstream, "package_root", lambda: pytest.fail("looked the package up"))
+    assert upstream.load(spec.upstream.file, spec.upstream.sha256) is first
