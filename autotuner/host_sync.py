@@ -9,12 +9,15 @@ The check runs a call once under a torch function mode and reports the reads mad
 torch and Triton (the Triton interpreter moves tensors to the host by design): on the `cpu`
 backend too, where no read waits for anything, so that CI catches a launcher that would on a
 device. Reads of an op's host scalars (its 0-d inputs, such as `max_seq_len`, which stay on the
-host on every backend) wait for nothing and are not reported.
+host on every backend) wait for nothing and are not reported. Files opened inside the call are
+reported too: reading (and hashing) a source file on every call cost upstream's timed calls about
+a millisecond each.
 """
 
 from __future__ import annotations
 
 import sys
+import sysconfig
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -27,8 +30,12 @@ from torch.overrides import TorchFunctionMode
 READS = frozenset(
     {"__int__", "__float__", "__bool__", "__index__", "item", "tolist", "cpu", "numpy"}
 )
-#: Code under these folders may read: its reads are not the launcher's.
-_EXEMPT = tuple(str(Path(m.__file__).parent) for m in (torch, triton))
+#: Code under these folders may read: its reads are not the launcher's (the standard library's
+#: file opens are reported at the frame that called into it).
+_EXEMPT = (
+    *(str(Path(m.__file__).parent) for m in (torch, triton)),
+    sysconfig.get_paths()["stdlib"],
+)
 
 
 def _caller() -> str | None:
@@ -42,6 +49,17 @@ def _caller() -> str | None:
             return None  # the interpreter running a kernel
         frame = frame.f_back
     return None
+
+
+#: The recorder of the call being checked, if any (an audit hook cannot be removed: one for all).
+_ACTIVE: list[_Reads] = []
+
+
+def _audit(event: str, args: tuple) -> None:
+    if event == "open" and _ACTIVE and isinstance(args[0], str | Path):
+        where = _caller()
+        if where is not None:
+            _ACTIVE[-1].found.append(f"open({Path(args[0]).name}) at {where}")
 
 
 class _Reads(TorchFunctionMode):
@@ -71,8 +89,20 @@ def host_scalars(inputs: dict[str, Any]) -> list[torch.Tensor]:
 
 
 def host_reads(call: Callable[[], Any], host: Iterable[torch.Tensor] = ()) -> list[str]:
-    """Run `call` once; the device-value reads it made on the host, as `method at file:line`,
+    """Run `call` twice; the device-value reads and file opens of the second call (the first
+    imports and compiles, as the untimed first call of a timing does), as `what at file:line`,
     leaving out reads of the `host` tensors."""
+    call()
+    if not _HOOKED:
+        sys.addaudithook(_audit)
+        _HOOKED.append(True)
     with _Reads({id(t) for t in host}) as mode:
-        call()
+        _ACTIVE.append(mode)
+        try:
+            call()
+        finally:
+            _ACTIVE.pop()
     return mode.found
+
+
+_HOOKED: list[bool] = []

@@ -8,6 +8,7 @@ checked against the hash the op spec pins.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -56,6 +57,16 @@ def _namespace() -> str:
         if os.environ.get("TRITON_INTERPRET") == "1"
         else "_fbgemm_upstream"
     )
+
+
+@functools.cache
+def check_pinned(relative_path: str, sha256: str) -> None:
+    """UserError unless `fbgemm_gpu/<relative_path>` is the pinned source; once per process."""
+    actual = sha256_of(package_root() / relative_path)
+    if actual != sha256:
+        raise UserError(
+            f"upstream file {relative_path} differs from the pinned source (sha256 {actual[:12]})"
+        )
 
 
 #: Module name -> the sha256 its file was checked against in this process.
