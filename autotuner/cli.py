@@ -209,10 +209,10 @@ def _summary_table(summaries, title: str) -> Table:
             )
         else:
             verdict_text = "beats default" if verdict["beats_default"] else "default kept"
-        if s.stale:
-            verdict_text += " (stale: a newer study ran under another toolchain)"
             speedup = f"{verdict['speedup']:.2f}x" if verdict.get("speedup") else "-"
             winner = _config_text(verdict["winner"])
+        if s.stale:
+            verdict_text += " (stale: a newer study ran under another toolchain)"
         table.add_row(
             s.kernel, s.case, s.soc, s.strategy,
             f"{s.complete}/{sum(s.failures.values())}/{s.infeasible} of {s.budget}" + (f" ({failures})" if failures else ""),

@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from api.formatting import ms
 from api.main import create_app
-from autotuner.baseline import latest
+from autotuner.baseline import gpu_baseline
 from ops import all_ops
 from storage import FrozenVersion, open_database
 from tests.dashboard_seed import (
@@ -123,7 +123,7 @@ def test_overview_cells_match_the_database(browser, base_url, seeded):
                 assert newest.entries[f"fwd {case}"]["median_ms"] == frozen
             text = cells["frozen_ms"].text
             assert text == (f"{ms(frozen)} (interpreter)" if soc == "cpu" else ms(frozen))
-            upstream = latest(session, op, case, part, "upstream")  # newest GPU timing
+            upstream = gpu_baseline(session, op, case, part, None)  # newest GPU timing
             if soc != "cpu" and upstream is not None:
                 assert cells["gpu_baseline_ms"].text == ms(upstream.median_ms)
             assert cells["gpu_baseline_ms"].text == ms(gpu)

@@ -51,6 +51,7 @@ def port(tree):
 
 
 def pick(port, shape, dtype):
+    port._WARNED.clear()  # the nearest-case warning is said once per kernel and soc
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         config = port._pick("cpu", "fwd", shape, dtype, {"BLOCK_ROW": 1})
