@@ -114,9 +114,10 @@ def autotuned_launch(
 
 def autotune_phase(op: str, kernel: str, case_name: str, soc: str, workers: int) -> dict[str, Any]:
     """`triton.autotune` over the plan's feasible configs. With `workers` compile workers, as
-    many processes first compile a share of the configs each into the (cold) cache with
-    triton.autotune's own warmup, as `autotune run`'s compile workers do for the search, and the
-    wall time runs from their start; without, from the first call, everything compiled serially."""
+    many processes compile a share of the configs each into the (cold) cache with
+    triton.autotune's own warmup, as `autotune run`'s compile workers do for the search, while
+    this one builds its inputs; the wall time runs from their start. Without, from the first
+    call: everything compiled serially."""
     start = time.perf_counter()
     shards = [
         subprocess.Popen(
@@ -128,11 +129,11 @@ def autotune_phase(op: str, kernel: str, case_name: str, soc: str, workers: int)
         )
         for i in range(workers)
     ]
+    plan, tuner, launch = autotuned_launch(op, kernel, case_name, soc)
     for process in shards:
         _, stderr = process.communicate()
         if process.returncode != 0:
             raise RuntimeError(f"triton.autotune warmup of {case_name} failed: {stderr[-2000:]}")
-    plan, tuner, launch = autotuned_launch(op, kernel, case_name, soc)
     backend = get_backend(soc)
     backend.synchronize()
     if not workers:
