@@ -96,12 +96,15 @@ class SearchSampler(BaseSampler):
     def sample_relative(
         self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
     ) -> dict[str, Any]:
-        choice, self._pinned = self._pinned or self.propose(study), None
-        if choice is None:
+        if self._pinned is not None:  # its caller records the config and its source
+            choice, self._pinned = self._pinned, None
+            return self.space.to_params(choice.config)
+        proposed = self.propose(study)
+        if proposed is None:
             return {}  # nothing open: the parameters fall to sample_independent
-        study._storage.set_trial_user_attr(trial._trial_id, "config", choice.config)
-        study._storage.set_trial_user_attr(trial._trial_id, "source", choice.source)
-        return self.space.to_params(choice.config)
+        study._storage.set_trial_user_attr(trial._trial_id, "config", proposed.config)
+        study._storage.set_trial_user_attr(trial._trial_id, "source", proposed.source)
+        return self.space.to_params(proposed.config)
 
     def sample_independent(
         self,
@@ -117,7 +120,8 @@ class SearchSampler(BaseSampler):
 
     # -- the policy ------------------------------------------------------------------------------
     def pin(self, choice: Choice | None) -> None:
-        """The config the next trial asked of this sampler gets (one claimed already)."""
+        """The config the next trial asked of this sampler gets (one claimed already); the
+        caller records it on the trial."""
         self._pinned = choice
 
     def _trial_configs(self, study: Study) -> set[str]:
