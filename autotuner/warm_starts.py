@@ -107,7 +107,7 @@ def from_studies(
     return [
         Sibling(r.case_name, r.case["shape"], r.case["dtype"], r.soc, r.verdict["winner"])
         for r in records
-        if r.verdict.get("winner")
+        if r.verdict and r.verdict.get("winner")  # a JSON null is no verdict either
     ]
 
 
