@@ -83,7 +83,12 @@ class ClaimBoard:
     """Claims, heartbeats and re-queues of one study."""
 
     def __init__(
-        self, db: Database, study_id: int, budget: int, run_id: int, owner: Owner | None = None
+        self,
+        db: Database,
+        study_id: int,
+        budget: int,
+        run_id: int | None,
+        owner: Owner | None = None,
     ) -> None:
         self.db, self.study_id, self.budget, self.run_id = db, study_id, budget, run_id
         self.owner = owner or Owner.this_process()
@@ -198,6 +203,27 @@ class ClaimBoard:
                         DeadClaim(claim.config_key, claim.trial_number, claim.worker, reason)
                     )
         return removed
+
+    def live_workers(self, stale_after_s: float) -> set[str]:
+        """The processes (host:pid) that may be working on this study now: the owners of its
+        running claims that may live (a process of this host that exists, another host's with
+        a heartbeat fresher than the stale time), and the live processes of this host whose run
+        claimed any of its configs (one that measured and now settles, for instance)."""
+        cutoff = utcnow() - timedelta(seconds=stale_after_s)
+        with self.db.sessions() as session:
+            claims = list(session.scalars(select(Claim).where(Claim.study_id == self.study_id)))
+            run_ids = {c.run_id for c in claims if c.run_id is not None}
+            runs = session.scalars(
+                select(Run).where(
+                    Run.id.in_(run_ids), Run.status == "running", Run.host == self.owner.host
+                )
+            ).all()
+        live = {c.worker for c in claims if c.state == "running" and self._death(c, cutoff) is None}
+        return live | {
+            f"{r.host}:{r.pid}"
+            for r in runs
+            if r.pid is not None and process_exists(r.pid, r.pid_started)
+        }
 
     def beat(self) -> None:
         """Refresh the heartbeat of this process's claims in flight."""

@@ -247,9 +247,20 @@ def run(
         bool,
         typer.Option(
             "--restart",
-            help="Discard the selected studies' trials and verdicts first and search them again.",
+            help="Discard the selected studies' trials and verdicts first and search them again "
+            "(refused while live processes are measuring them, unless --force).",
         ),
     ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="--restart even studies live processes are measuring.")
+    ] = False,
+    sampler: Annotated[
+        str,
+        typer.Option(
+            help="local (default, warm starts, local search, TPE steps), tpe, gp, random or "
+            "exhaustive; where the feasible configs fit the budget, every one is measured."
+        ),
+    ] = "local",
     quiet: Annotated[bool, typer.Option("--quiet", help="No live display and no table.")] = False,
     npu_mode: NpuModeOption = "simd",
     request: CaseRequest = NO_REQUEST,
@@ -299,7 +310,8 @@ def run(
         with progress:
             records = runner.run(op, soc, kernels=kernel, cases=case, trials=_parse_trials(trials), db_url=url, seed=seed,
                                  timeout_s=timeout, restart=restart, npu_mode=npu_mode, request=request,
-                                 on_study=on_study, on_progress=on_progress)  # fmt: skip
+                                 force=force, sampler=sampler, on_study=on_study,
+                                 on_progress=on_progress)  # fmt: skip
     except KeyboardInterrupt:
         err_console.print(
             "interrupted: the database is consistent; run the same command again to resume"

@@ -9,23 +9,29 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import optuna
+from sqlalchemy import select as query
 
 from ops import get_op
 from ops.spec import Case, KernelSpec, OpSpec
-from storage import Run, StudyRecord, open_database
+from storage import Database, Run, StudyRecord, open_database
 from storage.models import utcnow
 
-from . import interrupts
+from . import interrupts, warm_starts
 from .backends import Backend, get_backend
 from .case_store import kind_for, user_cases
-from .claims import Owner, bury_dead_runs
+from .claims import ClaimBoard, Owner, bury_dead_runs
 from .environment import environment
 from .errors import UserError
+from .pipeline import Pipeline
+from .sampler import STRATEGIES
 from .search import Plan, Progress, Settings, Study, discard_study
 from .settings import settings as app_settings
 from .toolchain import toolchain
 from .user_cases import NO_REQUEST, CaseRequest
 from .workers import Worker, preparing_lock
+
+#: Where a study's warm starts come from: the winners of its sibling studies.
+Siblings = Callable[[Plan], list[warm_starts.Sibling]]
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,36 @@ def compile_workers(backend: Backend) -> int:
     return int(configured) if configured else min(6, max(1, (os.cpu_count() or 2) // 2))
 
 
+def database_siblings(db: Database) -> Siblings:
+    """Sibling winners as `autotune run` reads them: our studies' verdicts and the frozen configs."""
+
+    def siblings(plan: Plan) -> list[warm_starts.Sibling]:
+        op, kernel = plan.op.name, plan.kernel.name
+        return warm_starts.from_studies(
+            db, op, kernel, plan.soc, plan.case.name, plan.name
+        ) + warm_starts.from_frozen(op, kernel)
+
+    return siblings
+
+
+def refuse_live_restart(db: Database, plans: list[Plan], stale_after_s: float) -> None:
+    """UserError naming the studies that live processes are measuring, if any."""
+    live = []
+    for plan in plans:
+        with db.sessions() as session:
+            record = session.scalar(query(StudyRecord).where(StudyRecord.name == plan.name))
+        if record is not None:
+            board = ClaimBoard(db, record.id, record.budget, None)
+            workers = board.live_workers(stale_after_s)
+            if workers:
+                live.append(f"{plan.name} ({', '.join(sorted(workers))})")
+    if live:
+        raise UserError(
+            f"--restart refused: live processes are measuring {'; '.join(live)}; "
+            "let them finish or stop them, or add --force"
+        )
+
+
 def run(
     op: str,
     soc: str,
@@ -92,6 +128,9 @@ def run(
     npu_mode: str = "simd",
     request: CaseRequest = NO_REQUEST,
     extra: list[Case] = (),  # type: ignore[assignment]
+    force: bool = False,
+    sampler: str = "local",
+    siblings: Siblings | None = None,
     on_study: Callable[[Plan], None] | None = None,
     on_progress: Callable[[Progress], None] | None = None,
 ) -> list[StudyRecord]:
@@ -99,6 +138,8 @@ def run(
         raise UserError(
             f"--trials must be a positive number of trials per study or a share in (0%, 100%], not {trials}"
         )
+    if sampler not in STRATEGIES:
+        raise UserError(f"unknown --sampler {sampler!r}; use one of {', '.join(STRATEGIES)}")
     backend = get_backend(soc, npu_mode)
     spec = get_op(op)
     # Asked cases, checked before anything is written; `extra`: cases tuned but not kept as the
@@ -106,10 +147,31 @@ def run(
     user = [*request.cases(spec, backend.is_interpreter), *extra]
     known = [c for c, _ in user_cases(spec, case_kind(backend))]
     selection = select(op, backend, kernels, cases, user, known)
+    chain = toolchain(backend, op)
+    plans = [
+        Plan.make(
+            selection.spec,
+            kernel,
+            case,
+            backend.soc,
+            backend.launch_options,
+            backend.limits,
+            trials,
+            backend.option_defaults,
+            chain,
+            sampler,
+        )
+        for case in selection.cases
+        for kernel in selection.kernels
+    ]
     db = open_database(db_url)
     request.register(spec, db)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+    configured = app_settings()
+    if restart and not force:
+        refuse_live_restart(db, plans, configured.stale_after_s)
+    siblings = siblings or database_siblings(db)
     owner = Owner.this_process()
     bury_dead_runs(db, owner)
     with db.sessions() as session:
@@ -125,7 +187,6 @@ def run(
         session.add(record)
         session.commit()
         run_id = record.id
-    configured = app_settings()
     settings = Settings(
         seed=seed,
         timeout_s=timeout_s,
@@ -136,32 +197,27 @@ def run(
     count = compile_workers(backend)
     preparing = preparing_lock() if count else None  # made only where compile workers share it
     compilers = [Worker(backend.soc, compile_only=True, preparing=preparing) for _ in range(count)]
-    chain = toolchain(backend, op)
+    pipeline = Pipeline(timer, compilers, settings.timeout_s, settings.prepare_timeout_s)
     status = "failed"
     results = []
     try:
         with interrupts.deferred():  # Ctrl-C stops between database writes, not inside them
-            for case in selection.cases:
-                for kernel in selection.kernels:
-                    interrupts.check()
-                    plan = Plan.make(
-                        selection.spec,
-                        kernel,
-                        case,
-                        backend.soc,
-                        backend.launch_options,
-                        backend.limits,
-                        trials,
-                        backend.option_defaults,
-                        chain,
-                    )
-                    if restart:
-                        discard_study(db, plan.name)
-                    if on_study:
-                        on_study(plan)
-                    results.append(
-                        Study(db, plan, settings, run_id, timer, compilers, on_progress).run()
-                    )
+            for plan in plans:
+                interrupts.check()
+                if restart:
+                    discard_study(db, plan.name)
+                if on_study:
+                    on_study(plan)
+                starts = warm_starts.choose(
+                    plan.space,
+                    plan.feasible,
+                    plan.default,
+                    plan.budget,
+                    (plan.case.name, plan.case.shape, plan.case.dtype, plan.soc),
+                    siblings(plan),
+                )
+                study = Study(db, plan, settings, run_id, pipeline, starts, on_progress)
+                results.append(study.run())
         status = "finished"
     except KeyboardInterrupt:
         status = "interrupted"

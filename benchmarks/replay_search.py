@@ -1,18 +1,19 @@
-"""Replay the search's deterministic proposal order offline, with a measured table as the oracle.
+"""Replay the search offline on recorded exhaustive tables: the real sampler, a table as oracle.
 
 For each case row of `search_benchmark.py`'s jsonl output (`exhaustive.table`: every feasible
-config that ran, with its median ms), this re-runs the order of `Study.proposals`: the default
-first; then the unmeasured feasible neighbours of the best config so far (`SearchSpace.neighbors`
-order); then its `SearchSpace.pattern_moves`; where neither has anything left, the unmeasured
-feasible config nearest to the best (`SearchSpace.nearest`), a deterministic stand-in for the
-TPE step. A feasible config missing from the table failed when it ran: it spends a trial and
-yields no time. The budget is a share of the feasible configs, rounded as `Plan.make` does.
+config that ran, with its median ms), this runs the sampler `autotune run` uses (seeded, so the
+replay is deterministic) in an in-memory Optuna study whose objective looks the config up in the
+table; a feasible config missing from the table failed when it ran: it spends a trial and yields
+no time. The case comes from the row's shape, dtype and lengths (rows of older runs name a case
+of the op instead), so any row replays, also one whose case the op does not list. The plan
+(space, feasible configs, budget) is `Plan.make`'s, the budget a share of the feasible configs.
+Warm starts are the winners of the sibling rows of the same kernel in the given files, never the
+case's own (leave one out).
 
-Prints per case optimum_ms / found_ms (1.0: the search found the optimum) and, per kernel, the
-median over its cases. The order differs from a recorded run's, whose workers claim proposals
-before earlier ones are timed and whose global steps are TPE's.
+Prints per case optimum_ms / found_ms (100%: the search found the optimum) and ends with one
+line per kernel: `<op>:<kernel>: median X%, worst Y%`.
 
-    python benchmarks/replay_search.py docs/runs/2026-11-30_M1_H200x2_search_benchmark_*.jsonl
+    python benchmarks/replay_search.py --fraction 0.12 docs/runs/*_search_benchmark_*.jsonl
 """
 
 from __future__ import annotations
@@ -22,64 +23,102 @@ import json
 import math
 import os
 import statistics
+import warnings
 from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("TRITON_INTERPRET", "1")  # no device needed to import the ops
 
+import optuna  # noqa: E402
+
+from autotuner import warm_starts  # noqa: E402
 from autotuner.backends.base import DeviceLimits  # noqa: E402
-from autotuner.space import SearchSpace, config_key, space_for  # noqa: E402
+from autotuner.sampler import STRATEGIES, SearchSampler  # noqa: E402
+from autotuner.search import Plan  # noqa: E402
+from autotuner.space import config_key  # noqa: E402
 from ops import get_op  # noqa: E402
-from ops.spec import Config  # noqa: E402
+from ops.spec import Case  # noqa: E402
 
 LAUNCH_OPTIONS = frozenset({"num_warps", "num_stages"})
 
 
-def feasible_space(row: dict[str, Any], limits: DeviceLimits) -> tuple[SearchSpace, list[Config]]:
-    """The searched space (boxed around the feasible configs) and its feasible configs, as in
-    `Plan.make`."""
+def case_of(row: dict[str, Any]) -> Case:
+    """The row's case: from its shape, dtype and lengths where it has them, else by name."""
     spec = get_op(row["op"])
-    kernel = spec.kernel(row["kernel"])
-    case = spec.case(row["case"], "performance")
-    space = space_for(kernel, LAUNCH_OPTIONS)
-    default = space.restrict(row["default"])
-    feasible = [
-        c for c in space.configs() if c == default or kernel.violation(c, case, limits) is None
-    ]
-    return space.around(feasible), feasible
+    if "shape" in row:
+        return spec.make_case(row["shape"], row["dtype"], tuple(row["lengths"]), "performance")
+    return spec.case(row["case"], "performance")
+
+
+def read_rows(paths: list[Path]) -> list[dict[str, Any]]:
+    rows = []
+    for path in paths:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            if "op" in row and "table" in row.get("exhaustive", {}):
+                rows.append(row)
+    return rows
+
+
+def siblings_of(row: dict[str, Any], rows: list[dict[str, Any]]) -> list[warm_starts.Sibling]:
+    """The exhaustive winners of the other cases of the row's kernel (leave one out)."""
+    out = []
+    for other in rows:
+        if (other["op"], other["kernel"]) != (row["op"], row["kernel"]):
+            continue
+        case = case_of(other)
+        if case.shape == case_of(row).shape and case.dtype == case_of(row).dtype:
+            continue
+        winner = other["exhaustive"]["verdict"]["winner"]
+        out.append(warm_starts.Sibling(case.name, case.shape, case.dtype, "replay", winner))
+    return out
 
 
 def replay(
-    space: SearchSpace,
-    feasible: list[Config],
-    default: Config,
-    times: dict[str, float],
-    budget: int,
-) -> list[Config]:
-    """The configs the search measures, in order, with `times` (config key -> ms) as the oracle."""
-    feasible_keys = {config_key(c) for c in feasible}
-    order: list[Config] = []
-    measured: dict[str, tuple[Config, float]] = {}
-    config: Config | None = default
-    while config is not None:
-        order.append(config)
-        if config_key(config) in times:  # else it failed when it ran
-            measured[config_key(config)] = (config, times[config_key(config)])
-        taken = {config_key(c) for c in order}
-        if len(order) >= budget or feasible_keys <= taken:
-            break
-        best = min(measured.values(), key=lambda m: m[1])[0] if measured else default
-        local = [
-            c
-            for c in [*space.neighbors(best), *space.pattern_moves(best, measured)]
-            if config_key(c) in feasible_keys - taken
-        ]
-        config = (
-            local[0]
-            if local
-            else space.nearest(best, [c for c in feasible if config_key(c) not in taken])
+    row: dict[str, Any],
+    rows: list[dict[str, Any]],
+    fraction: float,
+    limits: DeviceLimits,
+    strategy: str,
+    seed: int,
+    warm: bool,
+) -> tuple[Plan, list[float]]:
+    """The plan of the row's case and the times of the configs the search measures, in order
+    (inf: the config failed)."""
+    spec = get_op(row["op"])
+    case = case_of(row)
+    plan = Plan.make(
+        spec, spec.kernel(row["kernel"]), case, "replay", LAUNCH_OPTIONS, limits, fraction
+    )
+    starts = (
+        warm_starts.choose(
+            plan.space,
+            plan.feasible,
+            plan.default,
+            plan.budget,
+            (case.name, case.shape, case.dtype, "replay"),
+            siblings_of(row, rows),
         )
-    return order
+        if warm
+        else []
+    )
+    sampler = SearchSampler(
+        plan.space,
+        plan.feasible,
+        plan.default,
+        strategy="exhaustive" if plan.strategy == "exhaustive" else strategy,
+        warm_starts=starts,
+        seed=seed,
+    )
+    study = optuna.create_study(direction="minimize", sampler=sampler)
+    times = {config_key(c): ms for c, ms in row["exhaustive"]["table"]}
+    ran: list[float] = []
+    while len(ran) < min(plan.budget, len(plan.feasible)):
+        trial = study.ask(sampler.distributions)
+        ms = times.get(config_key(plan.space.from_params(trial.params)))
+        study.tell(trial, ms, state=None if ms is not None else optuna.trial.TrialState.FAIL)
+        ran.append(ms if ms is not None else math.inf)
+    return plan, ran
 
 
 def main() -> None:
@@ -89,31 +128,34 @@ def main() -> None:
     parser.add_argument(
         "--shared-memory-bytes", type=int, default=232448, help="per block (H200: 232448)"
     )
+    parser.add_argument("--sampler", choices=STRATEGIES, default="local")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-warm-starts", action="store_true", help="no sibling winners")
     args = parser.parse_args()
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     limits = DeviceLimits(shared_memory_bytes=args.shared_memory_bytes)
+    rows = read_rows(args.jsonl)
     per_kernel: dict[str, list[float]] = {}
-    for path in args.jsonl:
-        for line in path.read_text(encoding="utf-8").splitlines():
-            row = json.loads(line)
-            if "op" not in row:
-                continue
-            space, feasible = feasible_space(row, limits)
-            if len(feasible) != row["space"]:
-                print(f"  note: {len(feasible)} feasible configs here, {row['space']} in the run")
-            times = {config_key(c): ms for c, ms in row["exhaustive"]["table"]}
-            budget = max(1, math.floor(args.fraction * len(feasible)))
-            order = replay(space, feasible, space.restrict(row["default"]), times, budget)
-            ran = [times.get(config_key(c), math.inf) for c in order]  # inf: it failed
-            found, optimum = min(ran), min(times.values())
-            name = f"{row['op']}:{row['kernel']}"
-            per_kernel.setdefault(name, []).append(optimum / found)
-            print(
-                f"{name} {row['case']}: {optimum / found:.1%} of the optimum "
-                f"({optimum:.4f} / {found:.4f} ms) in {len(order)} trials, "
-                f"best at trial {ran.index(found) + 1}"
-            )
+    for row in rows:
+        plan, ran = replay(
+            row, rows, args.fraction, limits, args.sampler, args.seed, not args.no_warm_starts
+        )
+        if len(plan.feasible) != row["space"]:
+            print(f"  note: {len(plan.feasible)} feasible configs here, {row['space']} in the run")
+        found, optimum = min(ran), min(ms for _, ms in row["exhaustive"]["table"])
+        name = f"{row['op']}:{row['kernel']}"
+        per_kernel.setdefault(name, []).append(optimum / found)
+        print(
+            f"{name} {row['case']}: {optimum / found:.1%} of the optimum "
+            f"({optimum:.4f} / {found:.4f} ms) in {len(ran)} trials, "
+            f"best at trial {ran.index(found) + 1}"
+        )
     for name, fractions in per_kernel.items():
-        print(f"{name}: median {statistics.median(fractions):.1%}, worst {min(fractions):.1%}")
+        print(
+            f"{name}: median {statistics.median(fractions):.1%}, worst {min(fractions):.1%}, "
+            f"{len(fractions)} cases"
+        )
 
 
 if __name__ == "__main__":

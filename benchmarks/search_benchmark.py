@@ -1,20 +1,26 @@
 """The search against the exhaustive optimum and against `triton.autotune`, per kernel.
 
 For each op:kernel, over its performance cases, on a device:
-1. `triton.autotune` over the same feasible config list, one fresh process per case
-   (`--autotune-parallel N` runs N of these processes at once: their wall time is spent compiling
-   on the CPU, one core each, so this saves device time; each process's wall time is its own);
+1. `triton.autotune` over the same feasible config list, one fresh process per case with its own
+   cold cache, twice: compiling serially as it does by itself (timed from the first call), and
+   like for like with `autotune run`, with as many compile workers (`--autotune-compile-workers`,
+   default as many as `autotune run` starts), each compiling a share of the configs with
+   triton.autotune's own warmup first (timed from their start). `--autotune-parallel N` runs N
+   cases at once (saves device time; keep 1 where the wall times are compared);
 2. `autotune run` with every feasible config as budget (exhaustive): the optimum per case
    (this phase alone starts from the binaries triton.autotune compiled: only its optimum counts);
-3. `autotune run` with `--fraction` of each case's feasible configs: results, trials, wall time
-   (into `--search-db`, when given, so that this run is also the campaign's `autotune run`);
-4. per case, the default, the optimum, the search's winner and triton.autotune's pick re-timed
+3. `autotune run --sampler S` with `--fraction` of each case's feasible configs: results, trials,
+   wall time (into `--search-db`, when given, so that this run is also the campaign's `autotune
+   run`), warm-started by `--warm-starts`: by default the exhaustive winners of the kernel's
+   other cases (leave one out, as `replay_search.py` replays it);
+4. per case, the default, the optimum, the search's winner and triton.autotune's picks re-timed
    interleaved in one worker.
-Rows (one per case, then one per kernel with the wall times) are appended to
+Rows (one per case, with its shape, dtype and lengths, so that `replay_search.py` replays any of
+them; then one per kernel with the wall times and both ratios) are appended to
 OUT/search_benchmark.jsonl as soon as they exist; `--report FILE` renders them as Markdown.
 
-    python benchmarks/search_benchmark.py --soc H200 --out OUT \\
-        --target jagged_dense_flash_attention:fwd --target jagged_to_padded_dense:fwd
+    python benchmarks/search_benchmark.py --soc H200 --out OUT --fraction 0.12 \\
+        --target jagged_dense_flash_attention:bwd_dk --target jagged_to_padded_dense:fwd
 """
 
 from __future__ import annotations
@@ -29,15 +35,18 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import optuna
+from filelock import FileLock
 from optuna.trial import TrialState
 
-from autotuner import runner
+from autotuner import runner, warm_starts
 from autotuner.backends import get_backend
 from autotuner.environment import environment
+from autotuner.sampler import STRATEGIES
 from autotuner.search import Plan
 from autotuner.space import config_key
 from autotuner.workers import Worker
@@ -65,8 +74,13 @@ def plan_for(op: str, kernel: str, case_name: str, soc: str) -> Plan:
     )
 
 
-def autotune_phase(op: str, kernel: str, case_name: str, soc: str) -> dict[str, Any]:
-    """`triton.autotune` over the plan's feasible configs, timed from the first call to its end."""
+def autotuned_launch(
+    op: str, kernel: str, case_name: str, soc: str, shard: tuple[int, int] | None = None
+) -> tuple[Plan, Any, Callable[[], object]]:
+    """The plan, `triton.autotune` over the plan's feasible configs, and a call of the launcher
+    whose `kernel[grid](...)` goes through it; inputs and the reference they need are built
+    first. With a `shard` (i, n): every n-th config from the i-th, and the call only compiles
+    them (triton.autotune's warmup)."""
     import triton
 
     from ops.ports import load_port
@@ -86,33 +100,76 @@ def autotune_phase(op: str, kernel: str, case_name: str, soc: str) -> dict[str, 
             num_stages=c.get("num_stages", 3),
         )
         for c in plan.feasible
-    ]
+    ][slice(shard[0], None, shard[1]) if shard else slice(None)]
     tuner = triton.autotune(configs=configs, key=[])(getattr(port, spec_kernel.port_kernel))
 
     class Autotuned:  # the launcher's `kernel[grid](...)` goes through triton.autotune instead
-        def __getitem__(self, grid):
+        def __getitem__(self, _grid):  # the kernel spec's grid, from the config
             def launch(*args, **kwargs):
                 for name in tuned:
                     kwargs.pop(name, None)
-                return tuner[lambda meta: spec_kernel.grid(meta, case)](*args, **kwargs)
+                grid = lambda meta: spec_kernel.grid(meta, case)  # noqa: E731
+                if shard:
+                    return tuner.warmup(*args, grid=grid, **kwargs)
+                return tuner[grid](*args, **kwargs)
 
             return launch
 
     setattr(port, spec_kernel.port_kernel, Autotuned())
-    backend.synchronize()
+    return plan, tuner, lambda: spec.launch(kernel, kernel_inputs, plan.default)
+
+
+def autotune_phase(op: str, kernel: str, case_name: str, soc: str, workers: int) -> dict[str, Any]:
+    """`triton.autotune` over the plan's feasible configs. With `workers` compile workers, as
+    many processes compile a share of the configs each into the (cold) cache with
+    triton.autotune's own warmup, as `autotune run`'s compile workers do for the search, while
+    this one builds its inputs; the wall time runs from their start. Without, from the first
+    call: everything compiled serially."""
     start = time.perf_counter()
-    spec.launch(kernel, kernel_inputs, plan.default)
+    shards = [
+        subprocess.Popen(
+            [sys.executable, __file__, "--phase-warmup", op, kernel, case_name, "--soc", soc]
+            + ["--shard", f"{i}/{workers}"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(workers)
+    ]
+    plan, tuner, launch = autotuned_launch(op, kernel, case_name, soc)
+    for process in shards:
+        _, stderr = process.communicate()
+        if process.returncode != 0:
+            raise RuntimeError(f"triton.autotune warmup of {case_name} failed: {stderr[-2000:]}")
+    backend = get_backend(soc)
+    backend.synchronize()
+    if not workers:
+        start = time.perf_counter()
+    launch()
     backend.synchronize()
     wall = time.perf_counter() - start
     best = tuner.best_config
     picked = {**best.kwargs, "num_warps": best.num_warps}
-    if "num_stages" in tuned:
+    if "num_stages" in {t.name for t in plan.space.tunables}:
         picked["num_stages"] = best.num_stages
-    return {"wall_s": wall, "configs": len(configs), "picked": picked}
+    return {
+        "wall_s": wall,
+        "configs": len(plan.feasible),
+        "compile_workers": workers,
+        "picked": picked,
+    }
+
+
+def warmup_phase(op: str, kernel: str, case_name: str, soc: str, shard: tuple[int, int]) -> None:
+    """Compile one share of the configs with `triton.autotune`'s warmup (nothing runs); the
+    inputs are built one process at a time (large cases take much device memory)."""
+    with FileLock(os.environ["TRITON_CACHE_DIR"].rstrip("/") + ".lock"):
+        _, _, launch = autotuned_launch(op, kernel, case_name, soc, shard)
+    launch()
 
 
 def run_autotune_phases(
-    op: str, kernel: str, cases: list[str], soc: str, out: Path, parallel: int
+    op: str, kernel: str, cases: list[str], soc: str, out: Path, parallel: int, workers: int
 ) -> dict[str, dict[str, Any]]:
     """The triton.autotune phase of each case in a fresh process with its own cold cache."""
     results: dict[str, dict[str, Any]] = {}
@@ -120,10 +177,9 @@ def run_autotune_phases(
         running = {}
         for case in cases[start : start + parallel]:
             command = [sys.executable, __file__, "--phase-autotune", op, kernel, case, "--soc", soc]
-            env = {
-                **os.environ,
-                "TRITON_CACHE_DIR": cold_cache(out, f"{op}-{kernel}-{case}-triton"),
-            }
+            command += ["--autotune-compile-workers", str(workers)]
+            tag = f"{op}-{kernel}-{case}-triton" + (f"-{workers}-workers" if workers else "")
+            env = {**os.environ, "TRITON_CACHE_DIR": cold_cache(out, tag)}
             running[case] = subprocess.Popen(
                 command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
             )
@@ -139,7 +195,14 @@ def run_autotune_phases(
 
 
 def tuning_phase(
-    op: str, kernel: str, cases: list[str], soc: str, trials: float, db_url: str
+    op: str,
+    kernel: str,
+    cases: list[str],
+    soc: str,
+    trials: float,
+    db_url: str,
+    sampler: str = "local",
+    siblings: runner.Siblings | None = None,
 ) -> dict[str, Any]:
     """One `autotune run` over all cases; per case: its trials, best config and verdict."""
     start = time.perf_counter()
@@ -152,6 +215,8 @@ def tuning_phase(
         db_url=db_url,
         seed=0,
         timeout_s=300,
+        sampler=sampler,
+        siblings=siblings,
     )
     wall = time.perf_counter() - start
     per_case = {}
@@ -182,6 +247,7 @@ def tuning_phase(
                 ([t.user_attrs["config"], t.value] for t in complete), key=lambda row: row[1]
             ),
             "order": [t.user_attrs["config"] for t in sorted(complete, key=lambda t: t.number)],
+            "sources": [t.user_attrs["source"] for t in sorted(complete, key=lambda t: t.number)],
         }
     return {"wall_s": wall, "cases": per_case}
 
@@ -217,6 +283,24 @@ def cold_cache(out: Path, tag: str) -> str:
     return str(path)
 
 
+def exhaustive_siblings(
+    op: str, kernel: str, soc: str, exhaustive: dict[str, Any]
+) -> runner.Siblings:
+    """Warm starts as the replay gives them: the exhaustive winners of the kernel's other cases
+    in this run (leave one out)."""
+
+    def siblings(plan: Plan) -> list[warm_starts.Sibling]:
+        out = []
+        for case, result in exhaustive["cases"].items():
+            if case != plan.case.name and result["verdict"]:
+                other = plan_for(op, kernel, case, soc).case
+                winner = result["verdict"]["winner"]
+                out.append(warm_starts.Sibling(case, other.shape, other.dtype, plan.soc, winner))
+        return out
+
+    return siblings
+
+
 def benchmark_kernel(
     op: str,
     kernel: str,
@@ -226,6 +310,7 @@ def benchmark_kernel(
     sink,
 ) -> None:
     out, tag = options.out, f"{op}-{kernel}-{'-'.join(cases)}"
+    workers = options.autotune_compile_workers
     if get_backend(soc).is_interpreter:  # triton.autotune needs a device driver
         autotuned = {
             case: {
@@ -236,8 +321,12 @@ def benchmark_kernel(
             }
             for case in cases
         }
+        parallel = autotuned
     else:
-        autotuned = run_autotune_phases(op, kernel, cases, soc, out, options.autotune_parallel)
+        autotuned = run_autotune_phases(op, kernel, cases, soc, out, options.autotune_parallel, 0)
+        parallel = run_autotune_phases(
+            op, kernel, cases, soc, out, options.autotune_parallel, workers
+        )
     # The exhaustive run only supplies the optimum (its wall time is not compared): it starts
     # from the binaries triton.autotune compiled. The search run starts cold.
     os.environ["TRITON_CACHE_DIR"] = cold_cache(out, f"{tag}-exhaustive")
@@ -246,29 +335,46 @@ def benchmark_kernel(
         if compiled.exists():
             shutil.copytree(compiled, os.environ["TRITON_CACHE_DIR"], dirs_exist_ok=True)
     exhaustive = tuning_phase(
-        op, kernel, cases, soc, 1.0, f"sqlite:///{out / f'{tag}-exhaustive.db'}"
+        op,
+        kernel,
+        cases,
+        soc,
+        1.0,
+        f"sqlite:///{out / f'{tag}-exhaustive.db'}",
+        siblings=lambda plan: [],
     )
     os.environ["TRITON_CACHE_DIR"] = cold_cache(out, f"{tag}-search")
     search_db = options.search_db or f"sqlite:///{out / f'{tag}-search.db'}"
-    search = tuning_phase(op, kernel, cases, soc, options.fraction, search_db)
+    siblings = {
+        "exhaustive": exhaustive_siblings(op, kernel, soc, exhaustive),
+        "database": None,  # what `autotune run` reads: the search database and frozen_configs
+        "none": lambda plan: [],
+    }[options.warm_starts]
+    search = tuning_phase(
+        op, kernel, cases, soc, options.fraction, search_db, options.sampler, siblings
+    )
     for case in cases:
         ex, se, at = exhaustive["cases"][case], search["cases"][case], autotuned[case]
-        default = plan_for(op, kernel, case, soc).default
+        plan = plan_for(op, kernel, case, soc)
         times = retime(
             op,
             kernel,
             case,
             soc,
             {
-                "default": default,
+                "default": plan.default,
                 "optimum": ex["best"],
                 "search": se["verdict"]["winner"],
                 "triton_autotune": at["picked"],
+                "triton_autotune_parallel": parallel[case]["picked"],
             },
         )
         row = {
-            "op": op, "kernel": kernel, "case": case, "space": ex["measured"], "default": default,
-            "triton_autotune": at, "exhaustive": ex, "search": se, "retimed_ms": times,
+            "op": op, "kernel": kernel, "case": case, "shape": plan.case.shape,
+            "dtype": plan.case.dtype, "lengths": list(plan.case.lengths), "space": ex["measured"],
+            "default": plan.default, "sampler": options.sampler, "warm_starts": options.warm_starts,
+            "triton_autotune": at, "triton_autotune_parallel": parallel[case],
+            "exhaustive": ex, "search": se, "retimed_ms": times,
             "search_fraction_of_optimum": times["optimum"] / times["search"],
             "search_speedup_over_default": times["default"] / times["search"],
             "optimum_speedup_over_default": times["default"] / times["optimum"],
@@ -279,24 +385,33 @@ def benchmark_kernel(
         print(f"{op}:{kernel} {case}: space {row['space']}, search {se['measured']} trials ({row['evaluated_fraction']:.0%}), "
               f"{row['search_fraction_of_optimum']:.1%} of optimum, {row['search_speedup_over_default']:.2f}x default "
               f"(optimum {row['optimum_speedup_over_default']:.2f}x)", flush=True)  # fmt: skip
-    autotune_wall = sum(a["wall_s"] for a in autotuned.values())
+    serial_wall = sum(a["wall_s"] for a in autotuned.values())
+    parallel_wall = sum(a["wall_s"] for a in parallel.values())
     summary = {
         "op": op,
         "kernel": kernel,
         "cases": cases,
+        "compile_workers": workers,
         "wall_s": {
-            "triton_autotune": autotune_wall,
+            "triton_autotune": serial_wall,
+            "triton_autotune_parallel": parallel_wall,
             "exhaustive": exhaustive["wall_s"],
             "search": search["wall_s"],
         },
     }
     summary["wall_ratio_search_vs_triton_autotune"] = (
-        search["wall_s"] / autotune_wall if autotune_wall else math.nan
+        search["wall_s"] / serial_wall if serial_wall else math.nan
+    )
+    summary["wall_ratio_search_vs_triton_autotune_parallel"] = (
+        search["wall_s"] / parallel_wall if parallel_wall else math.nan
     )
     sink.write(json.dumps({"kernel_summary": summary}) + "\n")
     sink.flush()
     print(
-        f"{op}:{kernel}: tuning wall {search['wall_s']:.0f} s (autotune run) vs {autotune_wall:.0f} s (triton.autotune): {summary['wall_ratio_search_vs_triton_autotune']:.2f}",
+        f"{op}:{kernel}: tuning wall {search['wall_s']:.0f} s (autotune run, {workers} compile workers) vs "
+        f"{parallel_wall:.0f} s (triton.autotune, {workers} compile workers): "
+        f"{summary['wall_ratio_search_vs_triton_autotune_parallel']:.2f}; vs {serial_wall:.0f} s "
+        f"(triton.autotune, serial): {summary['wall_ratio_search_vs_triton_autotune']:.2f}",
         flush=True,
     )
 
@@ -329,10 +444,11 @@ def report(paths: list[Path]) -> str:
     evaluated = [r["evaluated_fraction"] for r in rows]
     if rows:
         text += f"\nMedian over cases: search at {statistics.median(fractions):.1%} of the optimum with {statistics.median(evaluated):.0%} of the space evaluated; worst case {min(fractions):.1%}; slower than the default in {sum(r['search_speedup_over_default'] < 1 for r in rows)} case(s) (re-timed medians).\n"
-    text += "\n| op:kernel | cases | triton.autotune s | autotune run (search) s | ratio | exhaustive s |\n|---|---|---|---|---|---|\n"
+    text += "\n| op:kernel | cases | triton.autotune s | autotune run (search) s | ratio | triton.autotune, as many compile workers, s | ratio | exhaustive s |\n|---|---|---|---|---|---|---|---|\n"
     for name, k in kernels.items():
         w = k["wall_s"]
-        text += f"| {name} | {len(k['cases'])} | {w['triton_autotune']:.0f} | {w['search']:.0f} | {w['search'] / w['triton_autotune'] if w['triton_autotune'] else math.nan:.2f} | {w['exhaustive']:.0f} |\n"
+        serial, parallel = w["triton_autotune"], w.get("triton_autotune_parallel", math.nan)
+        text += f"| {name} | {len(k['cases'])} | {serial:.0f} | {w['search']:.0f} | {w['search'] / serial if serial else math.nan:.2f} | {parallel:.0f} | {w['search'] / parallel if parallel else math.nan:.2f} | {w['exhaustive']:.0f} |\n"
     return text
 
 
@@ -344,10 +460,30 @@ def main() -> None:
     parser.add_argument("--case", action="append", help="only these performance cases")
     parser.add_argument("--fraction", type=float, default=0.25)
     parser.add_argument(
-        "--autotune-parallel", type=int, default=1, help="triton.autotune processes at once"
+        "--autotune-parallel",
+        type=int,
+        default=1,
+        help="triton.autotune processes (cases) at once; keep 1 for the like-for-like wall times",
+    )
+    parser.add_argument(
+        "--autotune-compile-workers",
+        type=int,
+        help="compile workers triton.autotune gets in its second timing (default: as many as "
+        "autotune run uses, AUTOTUNE_COMPILE_WORKERS or min(6, cores / 2))",
+    )
+    parser.add_argument("--sampler", choices=STRATEGIES, default="local", help="of the search")
+    parser.add_argument(
+        "--warm-starts",
+        choices=("exhaustive", "database", "none"),
+        default="exhaustive",
+        help="the search's warm starts: the exhaustive winners of the kernel's other cases in "
+        "this run (leave one out, as replay_search.py), what autotune run reads (the search "
+        "database and frozen_configs), or none",
     )
     parser.add_argument("--search-db", help="database URL of the search phase (the campaign's)")
     parser.add_argument("--phase-autotune", nargs=3, metavar=("OP", "KERNEL", "CASE"))
+    parser.add_argument("--phase-warmup", nargs=3, metavar=("OP", "KERNEL", "CASE"))
+    parser.add_argument("--shard", help="I/N: the configs the warmup phase compiles")
     parser.add_argument(
         "--smoke",
         action="store_true",
@@ -360,10 +496,20 @@ def main() -> None:
     if args.report:
         print(report(args.report))
         return
-    if args.phase_autotune:
-        print(json.dumps(autotune_phase(*args.phase_autotune, args.soc)))
+    if args.phase_warmup:
+        index, count = (int(x) for x in args.shard.split("/"))
+        warmup_phase(*args.phase_warmup, args.soc, (index, count))
         return
     backend = get_backend(args.soc)
+    if args.autotune_compile_workers is None:
+        args.autotune_compile_workers = runner.compile_workers(backend)
+    if args.phase_autotune:
+        print(
+            json.dumps(
+                autotune_phase(*args.phase_autotune, args.soc, args.autotune_compile_workers)
+            )
+        )
+        return
     if backend.is_interpreter and not args.smoke:
         raise SystemExit("interpreter times are not performance numbers; run this on a device")
     args.out.mkdir(parents=True, exist_ok=True)

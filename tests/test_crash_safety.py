@@ -12,6 +12,7 @@ import pytest
 from optuna.trial import TrialState
 from sqlalchemy import select
 
+from autotuner.errors import UserError
 from autotuner.settings import settings
 from autotuner.space import config_key
 from storage import Claim, Run, StudyRecord, open_database
@@ -160,3 +161,73 @@ def test_concurrent_processes_agree_on_every_verdict(pg_url):  # noqa: F811
             if t.state == TrialState.COMPLETE
         ]
         assert len(complete) == 10 == record.verdict["complete_trials"] == record.verdict_trials
+
+
+def test_two_processes_never_propose_a_config_twice(any_db):
+    """Each config is claimed before its trial exists: two processes on one study hold exactly
+    the budget's trials between them, each config once, no pseudo-trials (issue 14)."""
+    open_database(any_db)  # schema first, as a deployment's migration step would
+    processes = [autotune_run(any_db, 10, "--quiet") for _ in range(2)]
+    for process in processes:
+        _, err = process.communicate(timeout=600)
+        assert process.returncode == 0, err
+    db = open_database(any_db)
+    with db.sessions() as session:
+        record = session.scalars(select(StudyRecord)).one()
+        claims = list(session.scalars(select(Claim)))
+        runs = list(session.scalars(select(Run)))
+    trials = trials_of(any_db, record.name)
+    measured = [t for t in trials if t.user_attrs.get("category") != "infeasible"]
+    assert len(measured) == 10 and all(t.state == TrialState.COMPLETE for t in measured)
+    keys = [config_key(t.user_attrs["config"]) for t in trials]
+    assert len(keys) == len(set(keys)) == len(claims)
+    assert sorted(c.slot for c in claims if c.slot is not None) == list(range(10))
+    assert [r.status for r in runs] == ["finished", "finished"]
+
+
+def test_restart_is_refused_while_another_process_measures(tmp_path):
+    db_url = f"sqlite:///{tmp_path / 'autotune.db'}"
+    victim = autotune_run(db_url, 30, "--quiet")
+    try:
+        running_claim_after(db_url, completed=1)
+        refused = autotune_run(db_url, 30, "--restart", "--quiet")
+        _, err = refused.communicate(timeout=120)
+        assert refused.returncode == 2
+        (line,) = err.strip().splitlines()
+        assert line.startswith("error: --restart refused: live processes are measuring")
+        assert f"{COPY_OP}/fwd/{COPY_CASE}/cpu/" in line and f":{victim.pid}" in line
+        assert "--force" in line
+        with open_database(db_url).sessions() as session:  # nothing discarded, no run recorded
+            assert len(session.scalars(select(Run)).all()) == 1
+            record = session.scalars(select(StudyRecord)).one()
+        assert any(t.state == TrialState.COMPLETE for t in trials_of(db_url, record.name))
+    finally:
+        victim.send_signal(signal.SIGKILL)
+        victim.wait(timeout=30)
+    # Its owner gone, the study is no longer anyone's: --restart goes ahead.
+    allowed = autotune_run(db_url, 4, "--restart", "--quiet")
+    _, err = allowed.communicate(timeout=300)
+    assert allowed.returncode == 0, err
+    complete = [t for t in trials_of(db_url, record.name) if t.state == TrialState.COMPLETE]
+    assert len(complete) == 4
+
+
+def test_restart_force_discards_a_study_another_host_measures(tmp_path):
+    db_url = f"sqlite:///{tmp_path / 'autotune.db'}"
+    (record,) = tune(db_url, trials=4)
+    db = open_database(db_url)
+    with db.sessions() as session:
+        session.add(
+            Claim(
+                study_id=record.id, config_key=config_key({"BLOCK_ROW": 2, "BLOCK_COL": 16, "num_warps": 1}),
+                slot=4, state="running", worker="elsewhere:4242", host="elsewhere", pid=4242,
+                pid_started=0.0, heartbeat_at=utcnow(),
+            )
+        )  # fmt: skip
+        session.commit()
+    with pytest.raises(UserError, match=r"--restart refused: .*\(elsewhere:4242\)"):
+        tune(db_url, trials=4, restart=True)
+    (again,) = tune(db_url, trials=4, restart=True, force=True)
+    with db.sessions() as session:
+        assert all(c.worker != "elsewhere:4242" for c in session.scalars(select(Claim)))
+    assert again.verdict_trials == 4

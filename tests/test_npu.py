@@ -35,7 +35,8 @@ from autotuner.backends.triton_ascend import FAMILY_950, TritonAscend
 from autotuner.errors import UserError
 from autotuner.measure import classify, short
 from autotuner.report import summarize
-from autotuner.search import Plan, optuna_storage, retime_candidates
+from autotuner.search import Plan, optuna_storage
+from autotuner.settle import retime_candidates
 from autotuner.socs import soc_from_device_name
 from autotuner.space import config_key, space_for
 from ops import all_ops, get_op

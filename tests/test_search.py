@@ -27,7 +27,7 @@ def tune(db_url, op=COPY_OP, case=COPY_CASE, trials=6, **kw):
     return runner.run(
         op,
         "cpu",
-        kernels=None,
+        kernels=kw.pop("kernels", None),
         cases=[case],
         trials=trials,
         db_url=db_url,
@@ -264,7 +264,7 @@ def test_ctrl_c_leaves_the_database_consistent_and_resume_finishes(db_url):
 
 def test_a_share_of_the_space_as_budget(db_url):
     (record,) = tune(db_url, trials=0.25)
-    assert record.budget == int(0.25 * record.feasible_size) and record.strategy == "tpe"
+    assert record.budget == int(0.25 * record.feasible_size) and record.strategy == "local"
     measured = [t for t in trials_of(db_url, record.name) if t.state == TrialState.COMPLETE]
     assert len(measured) == record.budget
     sources = [t.user_attrs["source"] for t in sorted(measured, key=lambda t: t.number)]
@@ -307,3 +307,60 @@ def test_restart_searches_the_selected_studies_again(db_url):
         assert session.scalar(select(func.count()).select_from(Claim)) == len(
             session.scalars(select(Claim).where(Claim.study_id == again.id)).all()
         )
+
+
+def test_a_study_holds_exactly_the_measured_configs(db_url):
+    """No pseudo-trials: the sampler never proposes a config that is taken (issue 14), so the
+    attention forward with --trials 8 holds eight trials beside its recorded rejections."""
+    (record,) = tune(
+        db_url, op="jagged_dense_flash_attention", case="b4_n16_d32_t20_fp32", trials=8,
+        kernels=["fwd"],
+    )  # fmt: skip
+    assert record.strategy == "local" and record.feasible_size > 8
+    trials = trials_of(db_url, record.name)
+    assert not [t for t in trials if t.state == TrialState.PRUNED]
+    rejected = [t for t in trials if t.user_attrs.get("category") == "infeasible"]
+    measured = [t for t in trials if t not in rejected]
+    assert len(measured) == 8 and all(t.state == TrialState.COMPLETE for t in measured)
+    assert len(rejected) == len(trials) - 8 > 0
+    keys = [config_key(t.user_attrs["config"]) for t in trials]
+    assert len(set(keys)) == len(keys)
+    sources = [t.user_attrs["source"] for t in sorted(measured, key=lambda t: t.number)]
+    assert sources[0] == "default" and set(sources[1:]) <= {"warm", "local", "pattern", "global"}
+    with open_database(db_url).sessions() as session:
+        claims = list(session.scalars(select(Claim)))
+    assert sorted(c.slot for c in claims if c.slot is not None) == list(range(8))
+    assert {c.trial_number for c in claims} == {t.number for t in trials}
+
+
+def test_sampler_option_and_warm_starts_from_a_sibling_study(db_url):
+    """`--sampler random` takes the default, then only random steps; a study starts from the
+    winner of its case on another soc (nearer than the first study, another dtype) right after
+    its default."""
+    (first,) = tune(db_url, case="b4_n16_d40_fp32", trials=6, sampler="random")
+    sources = [
+        t.user_attrs["source"]
+        for t in sorted(trials_of(db_url, first.name), key=lambda t: t.number)
+        if t.state == TrialState.COMPLETE
+    ]
+    assert first.strategy == "random" and sources == ["default"] + ["global"] * 5
+    winner = {"BLOCK_ROW": 4, "BLOCK_COL": 64, "num_warps": 1}  # feasible, not the default
+    with open_database(db_url).sessions() as session:
+        session.add(
+            StudyRecord(
+                name="elsewhere", op=COPY_OP, kernel="fwd", case_name="b4_n16_d40_bf16",
+                case={"shape": {"B": 4, "max_seq_len": 16, "D": 40}, "dtype": "bfloat16"},
+                soc="H200", source_hash="0" * 64, budget=1, default_config={}, feasible_size=1,
+                strategy="local", verdict={"winner": winner}, verdict_trials=1,
+            )
+        )  # fmt: skip
+        session.commit()
+    (second,) = tune(db_url, case="b4_n16_d40_bf16", trials=4)
+    measured = sorted(
+        (t for t in trials_of(db_url, second.name) if t.state == TrialState.COMPLETE),
+        key=lambda t: t.number,
+    )
+    assert [t.user_attrs["source"] for t in measured[:2]] == ["default", "warm"]
+    assert measured[1].user_attrs["config"] == winner
+    with pytest.raises(UserError, match="unknown --sampler 'annealing'"):
+        tune(db_url, trials=4, sampler="annealing")

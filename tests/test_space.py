@@ -158,4 +158,4 @@ def test_plan_box_and_static_rejections():
     assert {c["BLOCK_T"] for c in plan.feasible} == {16, 32}
     assert plan.rejected and all("shared memory" in reason for reason in plan.rejected.values())
     assert plan.default in plan.feasible and plan.budget == int(0.25 * len(plan.feasible))
-    assert plan.strategy == "tpe"
+    assert plan.strategy == "local"

@@ -1,0 +1,127 @@
+"""Warm starts of a study: the winners of its sibling studies, measured right after the default.
+
+Siblings are the same op and kernel on other cases of this soc (and this case under an older
+kernel source), nearest shapes first, then the same case on other socs (GPU winners seed an NPU
+search, and back). Their winners come from our studies' verdicts and from the frozen configs.
+Each is moved into this study's space (a value outside an axis to the nearest one, a tunable the
+other backend lacks at this default's value); only configs feasible here are kept, and a few.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import or_, select
+
+from ops.spec import Config
+from storage import Database, StudyRecord
+
+from .paths import project_root
+from .space import SearchSpace, config_key
+
+#: At most this many warm starts, and at most this share of the budget (at least one).
+MAX_WARM_STARTS = 4
+WARM_SHARE = 0.25
+
+
+@dataclass(frozen=True)
+class Sibling:
+    """A winner of another study: where it won and with what."""
+
+    case: str
+    shape: dict[str, int]
+    dtype: str
+    soc: str
+    config: Config
+
+
+def distance(shape: dict[str, int], dtype: str, other: Sibling) -> float:
+    """Sum of |log2| ratios over the shape's dimensions, plus one for another dtype."""
+    steps = sum(
+        abs(math.log2(max(1, shape[k]) / max(1, other.shape[k]))) for k in shape if k in other.shape
+    )
+    return steps + (dtype != other.dtype)
+
+
+def project(space: SearchSpace, default: Config, config: Config) -> Config:
+    """`config` in `space`: each value outside its axis moved to the nearest one (in log2 for
+    powers of two), each tunable it lacks at the default's value."""
+    out = {}
+    for tunable in space.tunables:
+        value = config.get(tunable.name, default[tunable.name])
+        if value not in tunable.values:
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                value = default[tunable.name]
+            else:
+                value = min(tunable.values, key=lambda v: abs(math.log2(max(v, 1) / value)))
+        out[tunable.name] = value
+    return out
+
+
+def limit(budget: int) -> int:
+    return max(1, min(MAX_WARM_STARTS, math.floor(WARM_SHARE * budget)))
+
+
+def choose(
+    space: SearchSpace,
+    feasible: Iterable[Config],
+    default: Config,
+    budget: int,
+    case: tuple[str, dict[str, int], str, str],
+    siblings: Iterable[Sibling],
+) -> list[Config]:
+    """The warm starts of a study of `case` (name, shape, dtype, soc), in order: this soc's
+    siblings by distance, then other socs' same case; feasible here, not the default, each once."""
+    name, shape, dtype, soc = case
+    ranked = sorted(
+        (s for s in siblings if s.soc == soc or s.case == name),
+        key=lambda s: (distance(shape, dtype, s), s.soc != soc),
+    )
+    feasible_keys = {config_key(c) for c in feasible}
+    out: dict[str, Config] = {}
+    for sibling in ranked:
+        config = project(space, default, sibling.config)
+        key = config_key(config)
+        if key in feasible_keys and config != default and key not in out:
+            out[key] = config
+    return list(out.values())[: limit(budget)]
+
+
+def from_studies(
+    db: Database, op: str, kernel: str, soc: str, case: str, exclude: str
+) -> list[Sibling]:
+    """Verdict winners of the op's studies of `kernel` on `soc`, and of `case` on other socs."""
+    query = select(StudyRecord).where(
+        StudyRecord.op == op,
+        StudyRecord.kernel == kernel,
+        StudyRecord.name != exclude,
+        StudyRecord.verdict.is_not(None),
+        or_(StudyRecord.soc == soc, StudyRecord.case_name == case),
+    )
+    with db.sessions() as session:
+        records = list(session.scalars(query))
+    return [
+        Sibling(r.case_name, r.case["shape"], r.case["dtype"], r.soc, r.verdict["winner"])
+        for r in records
+        if r.verdict and r.verdict.get("winner")  # a JSON null is no verdict either
+    ]
+
+
+def from_frozen(op: str, kernel: str, root: Path | None = None) -> list[Sibling]:
+    """The frozen configs of `kernel` on every soc (`frozen_configs/<soc>/<op>.json`)."""
+    out = []
+    for path in sorted(((root or project_root()) / "frozen_configs").glob(f"*/{op}.json")):
+        try:
+            frozen = json.loads(path.read_text(encoding="utf-8"))
+            entries = frozen["frozen"].get(kernel, [])
+            out += [
+                Sibling(e["case"], e["shape"], e["dtype"], frozen["soc"], e["config"])
+                for e in entries
+            ]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # an unreadable file seeds nothing; `autotune lint` reports it
+    return out
