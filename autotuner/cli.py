@@ -209,6 +209,8 @@ def _summary_table(summaries, title: str) -> Table:
             )
         else:
             verdict_text = "beats default" if verdict["beats_default"] else "default kept"
+            if verdict.get("kept_frozen") and verdict.get("reason", "").startswith("kept"):
+                verdict_text = "kept: within noise of the frozen config"
             speedup = f"{verdict['speedup']:.2f}x" if verdict.get("speedup") else "-"
             winner = _config_text(verdict["winner"])
         if s.stale:
@@ -393,6 +395,13 @@ def freeze(
         cases=only,
         gpu_soc=gpu_soc,
     )
+    for entry in result.entries:
+        if entry.kept:
+            console.print(
+                f"kept: within noise: {entry.kernel} {entry.case} stays at "
+                f"{_config_text(entry.config)} (the study's best did not beat it in an A/B)",
+                markup=False, highlight=False,
+            )  # fmt: skip
     if dry_run:
         console.print(result.diff() or "no change", markup=False, highlight=False, soft_wrap=True)
         return

@@ -49,6 +49,8 @@ class Entry:
     shape: dict[str, int]
     config: dict[str, int]
     numbers: dict[str, Any]  # median/p20/p80/n, default time and config, speedup, provenance
+    #: The study's best was within noise of the config frozen already, which stays.
+    kept: bool = False
 
     def block_entry(self) -> dict[str, Any]:
         return {"case": self.case, "dtype": self.dtype, "shape": self.shape, "config": self.config}
@@ -165,7 +167,9 @@ def _entry(session, storage, record: StudyRecord, kernel: str, case, force: bool
         "environment": run.environment if run else {},
         "toolchain": record.toolchain or {},
     }
-    return Entry(kernel, case.name, case.dtype, dict(case.shape), dict(verdict["winner"]), numbers)
+    kept = bool(verdict.get("kept_frozen")) and verdict.get("reason", "").startswith("kept")
+    config = dict(verdict["winner"])
+    return Entry(kernel, case.name, case.dtype, dict(case.shape), config, numbers, kept)
 
 
 def _gpu_baseline(

@@ -446,5 +446,7 @@ class Study:
             self.settings.retime_rounds,
             self.settings.retime_reps,
         )
-        verdict = settle.retime(complete, self.plan.default, self.pipeline.samples, rules)
+        plan = self.plan
+        frozen = settle.frozen_config(plan.op.name, plan.soc, plan.kernel.name, plan.case.name)
+        verdict = settle.retime(complete, plan.default, self.pipeline.samples, rules, frozen)
         return settle.store(self.db, record.id, verdict, len(complete))

@@ -1,5 +1,10 @@
 """The settlement of a study: its best few re-timed interleaved with the default, the verdict
-stored by compare-and-set on the number of completed trials it was computed on."""
+stored by compare-and-set on the number of completed trials it was computed on.
+
+Freezes do not churn: where a config is frozen already for the study's (soc, kernel, case) and the
+study measured it, it is re-timed beside the others, and a new winner replaces it only by the rule
+a winner must pass against the default (at least `min_gain` faster, one-sided Mann-Whitney p under
+`alpha`); else the verdict keeps it ("kept: within noise")."""
 
 from __future__ import annotations
 
@@ -16,6 +21,8 @@ from storage import Database, StudyRecord
 from storage.models import utcnow
 
 from .backends import Timing
+from .generated_block import read_frozen
+from .paths import port_file
 from .space import config_key
 from .stats import faster_beyond_noise
 
@@ -44,16 +51,29 @@ def retime_candidates(
     ][:RETIME_CANDIDATES]
 
 
+def frozen_config(op: str, soc: str, kernel: str, case: str) -> Config | None:
+    """The config the port file's generated block holds for (soc, kernel, case), if any."""
+    path = port_file(op)
+    frozen = read_frozen(path.read_text(encoding="utf-8"), path)
+    entries = frozen.get(soc, {}).get(kernel, [])
+    return next((dict(e["config"]) for e in entries if e["case"] == case), None)
+
+
 def retime(
     complete: list[optuna.trial.FrozenTrial],
     default: Config,
     samples_of: Callable[[Config, int], list[float]],
     rules: Rules,
+    frozen: Config | None = None,
 ) -> dict[str, Any]:
     """The verdict on `complete` (sorted fastest first): the best few re-timed interleaved with
-    the default; the default stays unless beaten beyond noise."""
+    the default (and with the `frozen` config, where the study measured it); the default stays
+    unless beaten beyond noise, and so does the frozen config."""
     default_trial = next((t for t in complete if t.user_attrs["config"] == default), None)
     candidates = retime_candidates(complete, default)
+    frozen_trial = next((t for t in complete if t.user_attrs["config"] == frozen), None)
+    if frozen_trial is not None and frozen != default and frozen_trial not in candidates:
+        candidates.append(frozen_trial)
     configs = ([default] if default_trial else []) + [
         dict(t.user_attrs["config"]) for t in candidates
     ]
@@ -107,8 +127,44 @@ def retime(
         p_value=p_value,
         beats_default=beats,
     )
+    if frozen_trial is not None:
+        _keep_frozen(verdict, frozen_trial, samples, summary, rules)
     verdict.update(default_median_ms=default_ms, speedup=default_ms / verdict["winner_median_ms"])
     return verdict
+
+
+def _keep_frozen(
+    verdict: dict[str, Any],
+    frozen_trial: optuna.trial.FrozenTrial,
+    samples: dict[str, list[float]],
+    summary: list[dict[str, Any]],
+    rules: Rules,
+) -> None:
+    """Keep the frozen config unless the winner beats it beyond noise (an interleaved A/B)."""
+    frozen = dict(frozen_trial.user_attrs["config"])
+    verdict["frozen_config"] = frozen
+    if verdict["winner"] == frozen or not samples[config_key(frozen)]:
+        verdict["kept_frozen"] = verdict["winner"] == frozen
+        return
+    beats, gain, p_value = faster_beyond_noise(
+        samples[config_key(verdict["winner"])], samples[config_key(frozen)], rules.min_gain,
+        rules.alpha,
+    )  # fmt: skip
+    verdict.update(frozen_gain=gain, frozen_p_value=p_value, kept_frozen=not beats)
+    if not beats:
+        kept = next(entry for entry in summary if entry["config"] == frozen)
+        over_default = faster_beyond_noise(
+            samples[config_key(frozen)], samples[config_key(verdict["default_config"])],
+            rules.min_gain, rules.alpha,
+        )  # fmt: skip
+        verdict.update(
+            winner=frozen,
+            winner_trial=kept["trial"],
+            winner_median_ms=kept["median_ms"],
+            beats_default=over_default[0],
+            p_value=over_default[2],
+            reason="kept: within noise of the frozen config",
+        )
 
 
 def store(db: Database, record_id: int, verdict: dict[str, Any], trials: int) -> StudyRecord:
