@@ -68,3 +68,19 @@ def environment(backend: Backend) -> dict[str, Any]:
         "fbgemm-gpu-cpu": _version("fbgemm-gpu-cpu"),
         "project_commit": project_commit(),
     }
+
+
+def run_header(backend: Backend, smoke: bool) -> dict[str, Any]:
+    """The first line of a benchmark's JSONL output: date, environment and command; a smoke run
+    on the interpreter says that its times are no performance numbers."""
+    import datetime
+    import sys
+
+    header: dict[str, Any] = {
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "environment": environment(backend),
+        "command": " ".join(sys.argv),
+    }
+    if smoke:
+        header["smoke"] = "interpreter run: checks the script only, the times are not performance"
+    return header

@@ -25,12 +25,10 @@ performance numbers.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import math
 import random
 import statistics
-import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -40,7 +38,7 @@ from optuna.trial import TrialState
 
 from autotuner import runner
 from autotuner.backends import get_backend
-from autotuner.environment import environment
+from autotuner.environment import run_header
 from autotuner.generated_block import read_frozen
 from autotuner.paths import port_file
 from autotuner.search import Plan
@@ -313,16 +311,7 @@ def main(argv: list[str] | None = None) -> None:
     ]
     args.out.mkdir(parents=True, exist_ok=True)
     with (args.out / "dispatch_regret.jsonl").open("a") as sink:
-        header = {
-            "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-            "environment": environment(backend),
-            "command": " ".join(sys.argv),
-        }
-        if backend.is_interpreter:
-            header["smoke"] = (
-                "interpreter run: checks the script only, the times are not performance"
-            )
-        sink.write(json.dumps({"header": header}) + "\n")
+        sink.write(json.dumps({"header": run_header(backend, backend.is_interpreter)}) + "\n")
         for target in targets:
             op, _, kernel = target.partition(":")
             benchmark(op, kernel, args, sink)

@@ -26,7 +26,6 @@ OUT/search_benchmark.jsonl as soon as they exist; `--report FILE` renders them a
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import math
 import os
@@ -45,7 +44,7 @@ from optuna.trial import TrialState
 
 from autotuner import runner, warm_starts
 from autotuner.backends import get_backend
-from autotuner.environment import environment
+from autotuner.environment import run_header
 from autotuner.sampler import STRATEGIES
 from autotuner.search import Plan
 from autotuner.space import config_key
@@ -514,16 +513,7 @@ def main() -> None:
         raise SystemExit("interpreter times are not performance numbers; run this on a device")
     args.out.mkdir(parents=True, exist_ok=True)
     with (args.out / "search_benchmark.jsonl").open("a") as sink:
-        header = {
-            "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-            "environment": environment(backend),
-            "command": " ".join(sys.argv),
-        }
-        if args.smoke:
-            header["smoke"] = (
-                "interpreter run: checks the script only, the times are not performance"
-            )
-        sink.write(json.dumps({"header": header}) + "\n")
+        sink.write(json.dumps({"header": run_header(backend, args.smoke)}) + "\n")
         for target in args.target:
             op, kernel = target.split(":")
             available = [c.name for c in get_op(op).cases(case_kind(args.soc))]
