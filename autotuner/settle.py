@@ -21,7 +21,7 @@ from storage import Database, StudyRecord
 from storage.models import utcnow
 
 from .backends import Timing
-from .generated_block import read_frozen
+from .generated_block import BEGIN_MARKER, read_frozen
 from .paths import port_file
 from .space import config_key
 from .stats import faster_beyond_noise
@@ -52,9 +52,13 @@ def retime_candidates(
 
 
 def frozen_config(op: str, soc: str, kernel: str, case: str) -> Config | None:
-    """The config the port file's generated block holds for (soc, kernel, case), if any."""
+    """The config the port file's generated block holds for (soc, kernel, case), if any (a port
+    without a generated block has none)."""
     path = port_file(op)
-    frozen = read_frozen(path.read_text(encoding="utf-8"), path)
+    source = path.read_text(encoding="utf-8")
+    if BEGIN_MARKER not in source:
+        return None
+    frozen = read_frozen(source, path)
     entries = frozen.get(soc, {}).get(kernel, [])
     return next((dict(e["config"]) for e in entries if e["case"] == case), None)
 
