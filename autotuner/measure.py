@@ -193,6 +193,7 @@ class CaseRunner:
                 False, "host_sync", message, compile_s=compile_s, error=error, extra=notes
             )
         timing: Timing = self.backend.time(lambda: self.launch(config))
+        notes = {**notes, **self.backend.cross_check(lambda: self.launch(config), timing)}
         return Outcome(True, timing=timing.as_dict(), compile_s=compile_s, error=error, extra=notes)
 
     def samples(self, config: Config, reps: int) -> list[float]:

@@ -21,7 +21,7 @@ from optuna.trial import TrialState, create_trial
 
 from autotuner.backends import found_devices, get_backend, triton_ascend
 from autotuner.backends import npu as npu_module
-from autotuner.backends.base import DeviceLimits
+from autotuner.backends.base import DeviceLimits, Timing
 from autotuner.backends.cuda import CudaBackend
 from autotuner.backends.npu import (
     NpuBackend,
@@ -169,6 +169,35 @@ def test_a_950pr_is_found_and_described(npu950):
     assert os.environ["TRITON_INTERPRET"] == "0"  # compiled kernels, as on a GPU
     assert isinstance(get_backend(), NpuBackend)  # the accelerator found, when none is named
     assert "Ascend950PR_9599 (soc 950PR)" in found_devices()
+
+
+def test_a_short_part_is_cross_checked_with_the_profiler(npu950, monkeypatch):
+    """Parts under 0.3 ms are also timed by triton-ascend's profiler method (do_bench_npu, us)."""
+    import triton.testing
+
+    backend = get_backend("950PR")
+    asked = []
+
+    def do_bench_npu(fn, warmup, active):
+        asked.append((warmup, active))
+        fn()
+        return 80.0  # us
+
+    monkeypatch.setattr(triton.testing, "do_bench_npu", do_bench_npu, raising=False)
+    kernel = lambda: npu950.work(0.1)  # noqa: E731
+    short = backend.time(kernel)
+    assert backend.cross_check(kernel, short) == {
+        "profiler_ms": 0.08, "events_over_profiler": pytest.approx(1.25),
+    }  # fmt: skip
+    assert asked == [(5, 30)]
+    assert backend.cross_check(kernel, Timing(0.5, 0.5, 0.5, 10)) == {}  # long: events suffice
+    monkeypatch.setattr(triton.testing, "do_bench_npu", lambda fn, warmup, active: float("inf"))
+    assert backend.cross_check(kernel, short) == {
+        "profiler_check": "the profiler wrote no kernel time"
+    }
+    monkeypatch.delattr(triton.testing, "do_bench_npu")
+    assert "no do_bench_npu" in backend.cross_check(kernel, short)["profiler_check"]
+    assert get_backend("cpu").cross_check(kernel, short) == {}  # other backends: none
 
 
 def test_timing_comes_from_the_npu_events_with_the_cache_flushed(npu950):

@@ -50,7 +50,8 @@ def test_verify_all_under_triton_ascend(tmp_path):
 #: Run in .venv-ascend against the real triton-ascend 3.2.0: what the service reads of it, and the
 #: static model and the compiler-output readers as they run beside it.
 PROBE = """
-import json, subprocess
+import inspect, json, subprocess
+import triton.testing
 from autotuner.backends import soc_profile, triton_ascend
 from autotuner.backends.npu import npu_soc
 from autotuner.measure import classify
@@ -70,6 +71,7 @@ print(json.dumps({
     "categories": [classify(cc), classify(RuntimeError("error: cbuf overflow, requires"))],
     "fallback": triton_ascend.multibuffer_fell_back("[NOTE] Due to Ub overflow, automatically set enable-auto-multi-buffer to false; compilation then succeeded."),
     "socs": [npu_soc(n) for n in ("Ascend910B2", "Ascend910_9391", "Ascend950PR_9599", "Ascend910_9599")],
+    "profiler": list(inspect.signature(triton.testing.do_bench_npu).parameters),
 }))
 """
 
@@ -107,3 +109,5 @@ def test_what_the_service_reads_of_triton_ascend_3_2():
     assert [t["values"] for t in simt["tunables"]][2:] == [[8, 16, 32, 64], ["simt_only"]]
     assert found["categories"] == ["cc_overflow", "cbuf_overflow"] and found["fallback"] is True
     assert found["socs"] == ["910B", "910_93", "950PR", "950PR"]
+    # The profiler method NpuBackend.cross_check calls, as 3.2.0 declares it.
+    assert found["profiler"][:3] == ["fn", "warmup", "active"]

@@ -138,6 +138,11 @@ class Backend(ABC):
         reps = min(max_reps, max(min_reps, int(rep_ms / max(wall_per_rep, per_call))))
         return Timing.of(self._elapsed_ms(fn, reps))
 
+    def cross_check(self, fn: Callable[[], Any], timing: Timing) -> dict[str, Any]:  # noqa: B027
+        """A second timing method's number for `timing` of `fn`, where the backend has one and
+        the first may not be trusted (a short kernel); nothing by default."""
+        return {}
+
     def samples(
         self, fn: Callable[[], Any], reps: int, warmup: int = 3, min_ms: float = 0.0
     ) -> list[float]:
