@@ -61,28 +61,10 @@ def _namespace() -> str:
 
 @functools.cache
 def check_pinned(relative_path: str, sha256: str) -> None:
-    """UserError unless `fbgemm_gpu/<relative_path>` is the pinned source; once per process."""
-    actual = sha256_of(package_root() / relative_path)
-    if actual != sha256:
-        raise UserError(
-            f"upstream file {relative_path} differs from the pinned source (sha256 {actual[:12]})"
-        )
-
-
-#: Module name -> the sha256 its file was checked against in this process.
-_VERIFIED: dict[str, str] = {}
-
-
-def load(relative_path: str, sha256: str) -> types.ModuleType:
-    """Load `fbgemm_gpu/<relative_path>` (e.g. `sll/triton/triton_jagged_softmax.py`), checked
-    against its pinned sha256 once per process: ops call this inside timed calls, where reading
-    and hashing the file again (about a millisecond) would be timed as upstream's."""
-    parts = Path(relative_path).with_suffix("").parts
-    name = ".".join((_namespace(), *parts))
-    if name in sys.modules and _VERIFIED.get(name) == sha256:
-        return sys.modules[name]
-    root = package_root()
-    path = root / relative_path
+    """UserError unless `fbgemm_gpu/<relative_path>` is the pinned source. Once per process (a
+    failed check is not kept): ops load upstream inside timed calls, where reading and hashing
+    the file again (about a millisecond) would be timed as upstream's."""
+    path = package_root() / relative_path
     if not path.is_file():
         raise UserError(f"upstream file {relative_path} is missing from {WHEEL}=={WHEEL_VERSION}")
     actual = sha256_of(path)
@@ -90,6 +72,17 @@ def load(relative_path: str, sha256: str) -> types.ModuleType:
         raise UserError(
             f"upstream file {relative_path} differs from the pinned source (sha256 {actual[:12]})"
         )
+
+
+def load(relative_path: str, sha256: str) -> types.ModuleType:
+    """Load `fbgemm_gpu/<relative_path>` (e.g. `sll/triton/triton_jagged_softmax.py`), checked
+    against its pinned sha256 (`check_pinned`)."""
+    check_pinned(relative_path, sha256)
+    parts = Path(relative_path).with_suffix("").parts
+    name = ".".join((_namespace(), *parts))
+    if name in sys.modules:
+        return sys.modules[name]
+    root = package_root()
     package, directory = _namespace(), root
     for part in ("", *parts[:-1]):
         if part:
@@ -98,8 +91,7 @@ def load(relative_path: str, sha256: str) -> types.ModuleType:
             stub = types.ModuleType(package)
             stub.__path__ = [str(directory)]  # relative imports resolve, __init__.py never runs
             sys.modules[package] = stub
-    _VERIFIED[name] = sha256
-    return sys.modules[name] if name in sys.modules else load_file(name, path)
+    return load_file(name, root / relative_path)
 
 
 def provenance_path(relative_path: str) -> str:
