@@ -172,31 +172,28 @@ def record_baselines(
     return rows
 
 
-def latest(session, op: str, case: str, part: str, source: str, soc: str) -> Baseline | None:
-    """The newest baseline of one (case, part, source) on one soc."""
+def newest(session, op: str, case: str, part: str, source: str, *where) -> Baseline | None:
+    """The newest baseline of one (case, part, source) that meets the `where` conditions."""
     query = select(Baseline).where(
         Baseline.op == op,
         Baseline.case_name == case,
         Baseline.part == part,
         Baseline.source == source,
-        Baseline.soc == soc,
+        *where,
     )
     return session.scalars(query.order_by(Baseline.measured_at.desc(), Baseline.id.desc())).first()
+
+
+def latest(session, op: str, case: str, part: str, source: str, soc: str) -> Baseline | None:
+    """The newest baseline of one (case, part, source) on one soc."""
+    return newest(session, op, case, part, source, Baseline.soc == soc)
 
 
 def gpu_baseline(session, op: str, case: str, part: str, gpu_soc: str | None) -> Baseline | None:
     """The GPU baseline of one (case, part): upstream measured on a GPU (never upstream on an NPU,
     never the interpreter), the newest of `gpu_soc` when one is named, else the newest of any GPU."""
-    query = select(Baseline).where(
-        Baseline.op == op,
-        Baseline.case_name == case,
-        Baseline.part == part,
-        Baseline.source == "upstream",
-        Baseline.backend == "cuda",
-    )
-    if gpu_soc:
-        query = query.where(Baseline.soc == gpu_soc)
-    return session.scalars(query.order_by(Baseline.measured_at.desc(), Baseline.id.desc())).first()
+    named = (Baseline.soc == gpu_soc,) if gpu_soc else ()
+    return newest(session, op, case, part, "upstream", Baseline.backend == "cuda", *named)
 
 
 def chosen_gpu_soc(db: Database, gpu_soc: str | None) -> str | None:

@@ -40,6 +40,7 @@ from .baseline import (
     gpu_baseline,
     latest,
     measure_interleaved,
+    newest,
     no_host_reads,
 )
 from .case_store import find, kind_for
@@ -149,17 +150,10 @@ def _reference(db: Database, row: Baseline) -> Baseline | None:
     upstream (else port_default) row of its (case, part) and soc not newer than it."""
     with db.sessions() as session:
         for source in REFERENCE_SOURCES:
-            query = select(Baseline).where(
-                Baseline.op == row.op,
-                Baseline.soc == row.soc,
-                Baseline.case_name == row.case_name,
-                Baseline.part == row.part,
-                Baseline.source == source,
-                Baseline.measured_at <= row.measured_at,
-            )
-            found = session.scalars(
-                query.order_by(Baseline.measured_at.desc(), Baseline.id.desc())
-            ).first()
+            found = newest(
+                session, row.op, row.case_name, row.part, source,
+                Baseline.soc == row.soc, Baseline.measured_at <= row.measured_at,
+            )  # fmt: skip
             if found is not None:
                 return found
     return None
