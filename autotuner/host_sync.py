@@ -62,6 +62,9 @@ def _audit(event: str, args: tuple) -> None:
             _ACTIVE[-1].found.append(f"open({Path(args[0]).name}) at {where}")
 
 
+sys.addaudithook(_audit)  # idle (one comparison an event) unless a call is being watched
+
+
 class _Reads(TorchFunctionMode):
     def __init__(self, host: set[int]) -> None:
         super().__init__()
@@ -88,14 +91,14 @@ def host_scalars(inputs: dict[str, Any]) -> list[torch.Tensor]:
     return [t for t in inputs.values() if isinstance(t, torch.Tensor) and t.dim() == 0]
 
 
-def host_reads(call: Callable[[], Any], host: Iterable[torch.Tensor] = ()) -> list[str]:
-    """Run `call` twice; the device-value reads and file opens of the second call (the first
-    imports and compiles, as the untimed first call of a timing does), as `what at file:line`,
-    leaving out reads of the `host` tensors."""
-    call()
-    if not _HOOKED:
-        sys.addaudithook(_audit)
-        _HOOKED.append(True)
+def host_reads(
+    call: Callable[[], Any], host: Iterable[torch.Tensor] = (), *, warm: bool = True
+) -> list[str]:
+    """The device-value reads and file opens of a call of `call`, as `what at file:line`, leaving
+    out reads of the `host` tensors. `warm`: call it once first, unwatched (that call imports and
+    compiles, as the untimed first call of a timing does); False where it has just run."""
+    if warm:
+        call()
     with _Reads({id(t) for t in host}) as mode:
         _ACTIVE.append(mode)
         try:
@@ -103,6 +106,3 @@ def host_reads(call: Callable[[], Any], host: Iterable[torch.Tensor] = ()) -> li
         finally:
             _ACTIVE.pop()
     return mode.found
-
-
-_HOOKED: list[bool] = []

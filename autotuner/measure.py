@@ -186,14 +186,19 @@ class CaseRunner:
             return Outcome(
                 False, "wrong_result", failure, compile_s=compile_s, error=error, extra=notes
             )
-        reads = host_reads(lambda: self.launch(config), host_scalars(self.kernel_inputs))
+
+        def launch() -> dict[str, torch.Tensor]:
+            return self.launch(config)
+
+        # It has just run (the check above): no warm-up call.
+        reads = host_reads(launch, host_scalars(self.kernel_inputs), warm=False)
         if reads:  # its time would be the host's latency, not the kernel's
             message = f"the launch waits for the device: {', '.join(sorted(set(reads))[:3])}"
             return Outcome(
                 False, "host_sync", message, compile_s=compile_s, error=error, extra=notes
             )
-        timing: Timing = self.backend.time(lambda: self.launch(config))
-        notes = {**notes, **self.backend.cross_check(lambda: self.launch(config), timing)}
+        timing: Timing = self.backend.time(launch)
+        notes = {**notes, **self.backend.cross_check(launch, timing)}
         return Outcome(True, timing=timing.as_dict(), compile_s=compile_s, error=error, extra=notes)
 
     def samples(self, config: Config, reps: int) -> list[float]:

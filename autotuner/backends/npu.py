@@ -57,8 +57,8 @@ L1_BYTES = {soc: 512 * KIB for soc in UNIFIED_BUFFER_BYTES}
 L0C_BYTES = {"910B": 128 * KIB, "910_93": 128 * KIB, "950PR": 256 * KIB, "950DT": 256 * KIB}
 #: The runtime refuses a launch of more blocks than this, whatever the grid's shape.
 MAX_TOTAL_BLOCKS = 65535
-#: Parts faster than this (ms) are timed by the profiler too (`NpuBackend.cross_check`): small
-#: kernels show a host-overhead floor around 0.17 ms with events on triton-ascend 3.2.
+#: Parts faster than this (ms) are timed by the profiler too (`NpuBackend.cross_check`): event
+#: times of small kernels carry a host-overhead floor (issue 15's reading; not measured here).
 CROSS_CHECK_BELOW_MS = 0.3
 #: Zeroed between repetitions where the device does not report its L2: more than the L2 of any
 #: of these socs.
