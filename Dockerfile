@@ -10,6 +10,7 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY autotune autotune
 COPY autotuner autotuner
+COPY core core
 COPY ops ops
 COPY storage storage
 COPY api api

@@ -14,16 +14,16 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
+from core.errors import UserError
+from core.paths import frozen_configs_file, port_file
 from ops.spec import Case, Config, OpSpec
 from storage import Baseline, Database
 
 from .backends import Backend, Timing
 from .case_store import kind_for, user_cases
 from .environment import environment
-from .errors import UserError
 from .generated_block import read_frozen
 from .host_sync import host_reads, host_scalars
-from .paths import frozen_configs_file, port_file
 
 SOURCES = ("upstream", "port_default", "port_frozen")
 #: Timed calls per measurement (more for short parts, until they add up to MIN_MS), taken in

@@ -25,13 +25,12 @@ import yaml
 from filelock import FileLock
 from sqlalchemy import select
 
+from core.errors import UserError
+from core.files import write_files
+from core.paths import cases_file
 from ops.jagged import golden_points
 from ops.spec import Case, CaseKind, OpSpec, canonical_dtype
 from storage import Database, UserCase
-
-from .errors import UserError
-from .files import write_files
-from .paths import cases_file
 
 Entry = dict[str, Any]
 #: The ways an entry gives its lengths; an entry has exactly one of them.

@@ -29,6 +29,8 @@ from typing import Any
 
 from sqlalchemy import select
 
+from core.errors import UserError
+from core.paths import performance_json
 from ops.spec import OpSpec
 from storage import Baseline, CheckVerdict, Database
 
@@ -45,8 +47,6 @@ from .baseline import (
 )
 from .case_store import find, kind_for
 from .environment import environment
-from .errors import UserError
-from .paths import performance_json
 from .performance_json import frozen_sections
 from .performance_json import read as read_performance_json
 from .stats import mann_whitney_less

@@ -12,7 +12,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from .errors import UserError
+from core.errors import UserError
+
 from .socs import CPU
 from .user_cases import NO_REQUEST, CaseRequest, case_options
 
@@ -606,9 +607,9 @@ def show(
     ] = None,
 ) -> None:
     """The frozen table of an op (from its performance json) and its history across labels."""
+    from core.paths import performance_json
     from ops import get_op
 
-    from .paths import performance_json
     from .performance_json import frozen_sections, read
     from .show import history_rows
 
@@ -743,8 +744,9 @@ def lint(
     path: Annotated[Path | None, typer.Argument(help="An op folder or a folder of them.")] = None,
 ) -> None:
     """Check ATK folders against DESIGN.md: files, provenance, license, yaml fields."""
+    from core.paths import ATK_ROOT, project_root
+
     from .lint import lint as run_lint
-    from .paths import ATK_ROOT, project_root
 
     target = path or project_root() / ATK_ROOT
     problems = run_lint(target)

@@ -9,9 +9,10 @@ import subprocess
 from importlib import metadata
 from typing import Any
 
+from core.errors import UserError
+from core.paths import project_root
+
 from .backends import Backend
-from .errors import UserError
-from .paths import project_root
 
 
 def project_commit() -> str:

@@ -20,17 +20,17 @@ from filelock import FileLock
 from optuna.trial import TrialState
 from sqlalchemy import or_, select
 
+from core.errors import UserError
+from core.files import write_files
+from core.paths import atk_dir, frozen_configs_file, port_file, project_root
+from core.paths import performance_json as performance_json_path
 from ops.spec import Case, OpSpec
 from storage import Database, FrozenVersion, Run, StudyRecord
 
 from . import performance_json
 from .baseline import chosen_gpu_soc, gpu_baseline
 from .case_store import kind_for, user_cases
-from .errors import UserError
-from .files import write_files
 from .generated_block import read_frozen, replace_block
-from .paths import atk_dir, frozen_configs_file, port_file, project_root
-from .paths import performance_json as performance_json_path
 from .search import kernel_source_hash, optuna_storage, study_name
 from .socs import CPU
 

@@ -14,7 +14,8 @@ from typing import Any
 
 import jinja2
 
-from .errors import UserError
+from core.errors import UserError
+
 from .pyliteral import format_literal
 from .socs import SOC_PATTERNS, VENDOR_WORDS
 

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import yaml
 
-from .errors import UserError
+from core.errors import UserError
+from core.upstream import UPSTREAM_COMMIT, UPSTREAM_REPO, provenance_path
+
 from .generated_block import BEGIN_MARKER, END_MARKER, read_frozen, replace_block
-from .upstream import UPSTREAM_COMMIT, UPSTREAM_REPO, provenance_path
 
 YAML_FIELDS = (
     "name",

@@ -17,11 +17,11 @@ import statistics
 import pandas as pd
 from sqlalchemy import select
 
+from core.errors import UserError
+from core.paths import performance_json
 from ops import all_ops
 from storage import Baseline, Database
 
-from .errors import UserError
-from .paths import performance_json
 from .performance_json import frozen_sections, read
 from .roofline import Ceilings, record_ceilings, share, stored_ceilings
 from .settings import settings

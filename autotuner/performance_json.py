@@ -7,9 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from core.errors import UserError
 from ops.spec import OpSpec
-
-from .errors import UserError
 
 SCHEMA_VERSION = 1
 LENGTHS_RULE = (

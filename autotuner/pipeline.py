@@ -13,10 +13,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from core.errors import UserError
 from ops.spec import Case, Config
 
 from . import interrupts
-from .errors import UserError
 from .workers import Worker, WorkerLost
 
 

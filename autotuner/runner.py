@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import optuna
 from sqlalchemy import select as query
 
+from core.errors import UserError
 from ops import get_op
 from ops.spec import Case, KernelSpec, OpSpec
 from storage import Database, Run, StudyRecord, open_database
@@ -21,7 +22,6 @@ from .backends import Backend, get_backend
 from .case_store import kind_for, user_cases
 from .claims import ClaimBoard, Owner, bury_dead_runs
 from .environment import environment
-from .errors import UserError
 from .pipeline import Pipeline
 from .sampler import STRATEGIES
 from .search import Plan, Progress, Settings, Study, discard_study

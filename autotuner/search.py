@@ -26,14 +26,14 @@ from optuna.trial import TrialState, create_trial
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
+from core.errors import UserError
+from core.paths import port_file
 from ops.spec import Case, Config, KernelSpec, OpSpec
 from storage import Database, StudyRecord
 
 from . import interrupts, settle
 from .backends import DeviceLimits
 from .claims import ClaimBoard
-from .errors import UserError
-from .paths import port_file
 from .pipeline import Job, Pipeline, Proposal
 from .sampler import Choice, SearchSampler
 from .space import SearchSpace, config_key, space_for

@@ -16,13 +16,13 @@ from typing import Any
 import optuna
 from sqlalchemy import or_, update
 
+from core.paths import port_file
 from ops.spec import Config
 from storage import Database, StudyRecord
 from storage.models import utcnow
 
 from .backends import Timing
 from .generated_block import BEGIN_MARKER, read_frozen
-from .paths import port_file
 from .space import config_key
 from .stats import faster_beyond_noise
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.errors import UserError
 from ops import get_op
 
 from .backends import soc_profile
-from .errors import UserError
 from .space import space_for
 
 

@@ -10,7 +10,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from .errors import UserError
+from core.errors import UserError
 
 FORMATS = ("table", "csv", "parquet", "json", "md")
 

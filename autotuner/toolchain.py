@@ -7,9 +7,10 @@ from __future__ import annotations
 import hashlib
 import json
 
+from core.paths import port_file
+
 from .backends import Backend
 from .generated_block import BEGIN_MARKER, END_MARKER
-from .paths import port_file
 
 #: The entries of `Backend.versions()` that change what a config compiles to or how it runs.
 VERSION_KEYS = ("triton", "torch", "torch_npu", "cann", "cuda_runtime")

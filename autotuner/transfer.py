@@ -30,11 +30,10 @@ from pydantic import (
 )
 from sqlalchemy import select
 
+from core.errors import UserError
+from core.files import write_files
 from storage import AccuracyResult, Baseline, Database, DeviceCeiling, FrozenVersion
 from storage.models import measuring_backend
-
-from .errors import UserError
-from .files import write_files
 
 FORMAT = "autotune-export"
 VERSION = 2

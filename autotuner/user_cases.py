@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from .errors import UserError
+from core.errors import UserError
 
 if TYPE_CHECKING:
     from ops.spec import Case, OpSpec

@@ -15,11 +15,11 @@ import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from core.errors import UserError
 from ops.spec import Case, OpSpec
 
 from .accuracy import Level
 from .backends import Backend, device_indices
-from .errors import UserError
 from .verify import CaseResult, verify_case
 
 #: Backend kind -> the variable that makes a process see some devices only.

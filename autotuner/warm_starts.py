@@ -17,10 +17,10 @@ from pathlib import Path
 
 from sqlalchemy import or_, select
 
+from core.paths import project_root
 from ops.spec import Config
 from storage import Database, StudyRecord
 
-from .paths import project_root
 from .space import SearchSpace, config_key
 
 #: At most this many warm starts, and at most this share of the budget (at least one).

@@ -40,10 +40,10 @@ from autotuner import runner
 from autotuner.backends import get_backend
 from autotuner.environment import run_header
 from autotuner.generated_block import read_frozen
-from autotuner.paths import port_file
 from autotuner.search import Plan
 from autotuner.space import config_key
 from autotuner.workers import Worker, WorkerLost
+from core.paths import port_file
 from ops import all_ops, get_op
 from ops.jagged import skewed_lengths
 from ops.ports import load_port

@@ -12,7 +12,7 @@ import platform
 from collections.abc import Callable
 
 from autotuner.backends import Backend, Timing, get_backend
-from autotuner.upstream import load
+from core.upstream import load
 from ops import all_ops
 from ops.spec import Case, OpSpec
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import torch
 
-from autotuner.upstream import load
+from core.upstream import load
 
 from .jagged import effective_lengths, offsets_from_lengths, standard_cases
 from .jagged_softmax import (

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import torch
 
-from autotuner.upstream import load
+from core.upstream import load
 
 from .jagged_dense_elementwise_mul_jagged_out import Jagged2Op, jagged2_segments
 from .ports import load_port

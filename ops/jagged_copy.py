@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import torch
 
-from autotuner.upstream import load
+from core.upstream import load
 
 from .jagged import case_offsets, standard_cases
 from .spec import (

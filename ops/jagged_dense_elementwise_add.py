@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import torch
 
-from autotuner.upstream import check_pinned, load
+from core.upstream import check_pinned, load
 
 from .jagged import effective_lengths, pad_rows, total_rows
 from .jagged_copy import COPY_KERNEL, UPSTREAM_BLOCK, UPSTREAM_FILE, JaggedCopyOp

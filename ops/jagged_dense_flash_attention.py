@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import torch
 
-from autotuner.upstream import load
+from core.upstream import load
 
 from .jagged import (
     FP32,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
-from autotuner.upstream import load
+from core.upstream import load
 
 from .jagged import (
     FP32,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
-from autotuner.upstream import load
+from core.upstream import load
 
 from .jagged import case_offsets, effective_lengths, standard_cases, total_rows
 from .ports import load_port

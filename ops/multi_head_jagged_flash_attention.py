@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import torch
 
-from autotuner.upstream import load
+from core.upstream import load
 
 from .jagged import case_offsets, standard_cases
 from .jagged_flash_attention_basic import (  # the same tiles: one head per program

@@ -6,9 +6,9 @@ import os
 import sys
 import types
 
-from autotuner.errors import UserError
-from autotuner.modules import load_file
-from autotuner.paths import port_file
+from core.errors import UserError
+from core.modules import load_file
+from core.paths import port_file
 
 
 def module_name(op: str) -> str:

@@ -15,7 +15,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
-from autotuner.errors import UserError
+from core.errors import UserError
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 #: Optuna keeps its own alembic history in `alembic_version`; ours lives beside it.

@@ -12,8 +12,8 @@ from api.formatting import ms
 from api.main import create_app
 from api.plots import overview_chart
 from api.schemas import CaseOut
-from autotuner.errors import UserError
 from autotuner.settings import settings
+from core.errors import UserError
 from ops import all_ops
 from tests.dashboard_seed import (
     ACCURACY,

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from autotuner.atk_compat import ATK_AVAILABLE, InputDataset
-from autotuner.paths import atk_dir
+from core.paths import atk_dir
 from ops import all_ops
 
 

@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 import autotune
 from autotuner import case_store
-from autotuner.paths import cases_file
+from core.paths import cases_file
 from ops import get_op
 from ops.ports import load_port
 from storage import StudyRecord, open_database

@@ -14,9 +14,9 @@ import autotuner.check
 import autotuner.settings
 from autotuner.backends.cpu import CpuBackend
 from autotuner.check import check, compare
-from autotuner.errors import UserError
 from autotuner.generated_block import read_frozen, replace_block
-from autotuner.paths import port_file
+from core.errors import UserError
+from core.paths import port_file
 from ops import get_op
 from storage import Baseline, CheckVerdict, open_database
 

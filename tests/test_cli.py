@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from autotuner.paths import ATK_ROOT
+from core.paths import ATK_ROOT
 from ops import all_ops
 
 from .conftest import verify_all_passed

@@ -11,7 +11,7 @@ import torch
 from autotuner import runner
 from autotuner.freeze import freeze
 from autotuner.generated_block import replace_block
-from autotuner.paths import port_file
+from core.paths import port_file
 from ops import get_op
 from ops.ports import load_port
 from storage import open_database

@@ -11,10 +11,10 @@ import pytest
 from sqlalchemy import select
 
 from autotuner import runner
-from autotuner.errors import UserError
 from autotuner.freeze import freeze
 from autotuner.generated_block import BEGIN_MARKER, read_frozen
-from autotuner.paths import frozen_configs_file, performance_json, port_file
+from core.errors import UserError
+from core.paths import frozen_configs_file, performance_json, port_file
 from ops import get_op
 from storage import FrozenVersion, StudyRecord, open_database
 

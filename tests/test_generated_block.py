@@ -6,7 +6,6 @@ import warnings
 import pytest
 import torch
 
-from autotuner.errors import UserError
 from autotuner.generated_block import (
     BEGIN_MARKER,
     END_MARKER,
@@ -15,7 +14,8 @@ from autotuner.generated_block import (
     render_block,
     replace_block,
 )
-from autotuner.paths import port_file
+from core.errors import UserError
+from core.paths import port_file
 from ops.ports import load_port
 
 SHAPE = {"B": 4, "max_seq_len": 16, "D": 32, "T": 20}

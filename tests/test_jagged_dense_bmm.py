@@ -9,7 +9,7 @@ import torch
 from autotuner.atk_compat import InputDataset
 from autotuner.backends.base import DeviceLimits
 from autotuner.backends.npu import npu_limits
-from autotuner.paths import atk_dir
+from core.paths import atk_dir
 from ops import all_ops
 from ops.ports import load_port
 

@@ -4,7 +4,7 @@ import pytest
 
 from autotuner.generated_block import BEGIN_MARKER
 from autotuner.lint import lint
-from autotuner.paths import ATK_ROOT
+from core.paths import ATK_ROOT
 
 from .conftest import ROOT
 

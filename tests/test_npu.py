@@ -32,13 +32,13 @@ from autotuner.backends.npu import (
     npu_soc,
 )
 from autotuner.backends.triton_ascend import FAMILY_950, TritonAscend
-from autotuner.errors import UserError
 from autotuner.measure import classify, short
 from autotuner.report import summarize
 from autotuner.search import Plan, optuna_storage
 from autotuner.settle import retime_candidates
 from autotuner.socs import soc_from_device_name
 from autotuner.space import config_key, space_for
+from core.errors import UserError
 from ops import all_ops, get_op
 from ops.spec import cube_bytes
 from storage import StudyRecord, open_database

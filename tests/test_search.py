@@ -12,8 +12,8 @@ from optuna.trial import TrialState
 from sqlalchemy import func, select
 
 from autotuner import runner
-from autotuner.errors import UserError
 from autotuner.space import config_key
+from core.errors import UserError
 from ops import all_ops
 from storage import Claim, Run, StudyRecord, open_database
 

@@ -8,8 +8,8 @@ from optuna.trial import TrialState, create_trial
 from autotuner import settle
 from autotuner.freeze import freeze
 from autotuner.generated_block import read_frozen
-from autotuner.paths import port_file
 from autotuner.report import summarize
+from core.paths import port_file
 from ops import get_op
 from storage import open_database
 

@@ -62,7 +62,7 @@ def test_freeze_takes_the_newest_toolchains_study_and_check_marks_another_stale(
 
 def test_launchers_join_the_toolchain_but_the_generated_block_does_not(tree):
     from autotuner.generated_block import read_frozen, replace_block
-    from autotuner.paths import port_file
+    from core.paths import port_file
 
     backend = CpuBackend()
     before = toolchain(backend, COPY_OP)

@@ -12,8 +12,8 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 from sqlalchemy import func, select
 
-from autotuner.errors import UserError
 from autotuner.transfer import export_document, import_document
+from core.errors import UserError
 from storage import AccuracyResult, Baseline, DeviceCeiling, FrozenVersion, open_database
 
 OP = "jagged_to_padded_dense"

@@ -3,8 +3,8 @@ import sys
 import pytest
 import torch
 
-from autotuner import upstream
-from autotuner.errors import UserError
+from core import upstream
+from core.errors import UserError
 from ops import all_ops
 
 from .conftest import requires_gpu

@@ -13,9 +13,9 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
 from autotuner import case_store
-from autotuner.errors import UserError
-from autotuner.paths import cases_file, frozen_configs_file
 from autotuner.user_cases import CaseRequest, draw_lengths, read_lengths
+from core.errors import UserError
+from core.paths import cases_file, frozen_configs_file
 from ops import get_op
 from storage import Base, UserCase, open_database
 

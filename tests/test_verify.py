@@ -13,9 +13,9 @@ from rich.console import Console
 from api.main import create_app
 from autotuner import verify_runner
 from autotuner.generated_block import read_frozen, replace_block
-from autotuner.paths import port_file
 from autotuner.verify import PHASES, verify_case
 from autotuner.verify_report import VerifyReport
+from core.paths import port_file
 from ops import get_op
 
 OP = "jagged_to_padded_dense"

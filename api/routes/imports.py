@@ -14,8 +14,8 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 
-from autotuner.errors import UserError
 from autotuner.settings import settings
+from core.errors import UserError
 
 from ..deps import DatabaseDep, require_token
 from ..schemas import ImportResult, Message

@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..errors import UserError
+from core.errors import UserError
+
 from ..socs import CPU, KNOWN_SOCS, NPU_SOCS, is_npu_soc, soc_from_device_name
 from .base import Backend, DeviceLimits, Timing
 from .cpu import CpuBackend

@@ -36,7 +36,8 @@ from typing import Any, ClassVar
 
 import torch
 
-from ..errors import UserError
+from core.errors import UserError
+
 from ..socs import NPU_SOCS, soc_from_device_name
 from . import triton_ascend
 from .base import Backend, DeviceLimits, Timing

@@ -8,7 +8,7 @@
 # file's sha256 and never runs fbgemm_gpu/__init__.py. Nothing of upstream is copied into this repository.
 """Upstream jagged2_to_padded_dense (GPU side): the functions ATK's GPU server calls."""
 
-from autotuner.upstream import load
+from core.upstream import load
 from ops.jagged2_to_padded_dense import SPEC
 
 _upstream = load(SPEC.upstream.file, SPEC.upstream.sha256)

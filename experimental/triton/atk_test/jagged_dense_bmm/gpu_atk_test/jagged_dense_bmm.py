@@ -8,7 +8,7 @@
 # and never runs fbgemm_gpu/__init__.py. Nothing of upstream is copied into this repository.
 """Upstream jagged_dense_bmm (GPU side, the Triton path): the functions ATK's GPU server calls."""
 
-from autotuner.upstream import load
+from core.upstream import load
 from ops.jagged_dense_bmm import SPEC
 
 _upstream = load(SPEC.upstream.file, SPEC.upstream.sha256)

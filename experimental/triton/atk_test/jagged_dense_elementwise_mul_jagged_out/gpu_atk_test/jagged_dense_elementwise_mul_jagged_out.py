@@ -8,7 +8,7 @@
 # file's sha256 and never runs fbgemm_gpu/__init__.py. Nothing of upstream is copied into this repository.
 """Upstream jagged_dense_elementwise_mul_jagged_out (GPU side): the functions ATK's GPU server calls."""
 
-from autotuner.upstream import load
+from core.upstream import load
 from ops.jagged_dense_elementwise_mul_jagged_out import SPEC
 
 _upstream = load(SPEC.upstream.file, SPEC.upstream.sha256)

@@ -8,7 +8,7 @@
 # the file's sha256 and never runs fbgemm_gpu/__init__.py. Nothing of upstream is copied here.
 """Upstream jagged_softmax (GPU side): the functions ATK's GPU server calls."""
 
-from autotuner.upstream import load
+from core.upstream import load
 from ops.jagged_softmax import SPEC
 
 _upstream = load(SPEC.upstream.file, SPEC.upstream.sha256)

@@ -8,7 +8,7 @@
 # and never runs fbgemm_gpu/__init__.py. Nothing of upstream is copied into this repository.
 """Upstream jagged_to_padded_dense (GPU side): the functions ATK's GPU server calls."""
 
-from autotuner.upstream import load
+from core.upstream import load
 from ops.jagged_to_padded_dense import SPEC
 
 _upstream = load(SPEC.upstream.file, SPEC.upstream.sha256)

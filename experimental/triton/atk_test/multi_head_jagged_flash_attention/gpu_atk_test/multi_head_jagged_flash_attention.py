@@ -8,7 +8,7 @@
 # and never runs fbgemm_gpu/__init__.py. Nothing of upstream is copied into this repository.
 """Upstream multi_head_jagged_flash_attention (GPU side): the functions ATK's GPU server calls."""
 
-from autotuner.upstream import load
+from core.upstream import load
 from ops.multi_head_jagged_flash_attention import SPEC
 
 _upstream = load(SPEC.upstream.file, SPEC.upstream.sha256)
