@@ -27,12 +27,12 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from core.errors import UserError
+from core.limits import DeviceLimits
 from core.paths import port_file
 from ops.spec import Case, Config, KernelSpec, OpSpec
 from storage import Database, StudyRecord
 
 from . import interrupts, settle
-from .backends import DeviceLimits
 from .claims import ClaimBoard
 from .pipeline import Job, Pipeline, Proposal
 from .sampler import Choice, SearchSampler

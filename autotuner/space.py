@@ -11,9 +11,8 @@ from dataclasses import dataclass
 
 from optuna.distributions import BaseDistribution, CategoricalDistribution, IntDistribution
 
+from core.limits import DeviceLimits
 from ops.spec import SIMT_ONLY, SIMT_WARPS, Case, Config, KernelSpec, Tunable
-
-from .backends import DeviceLimits
 
 
 def config_key(config: Config) -> str:

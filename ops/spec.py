@@ -14,7 +14,7 @@ from typing import Literal
 
 import torch
 
-from autotuner.backends.base import DeviceLimits
+from core.limits import DeviceLimits
 
 #: Tunable values: ints (booleans for on/off options), and the one string `compile_mode`.
 Config = dict[str, int | str]

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from autotuner.atk_compat import InputDataset
-from autotuner.backends.base import DeviceLimits
 from autotuner.backends.npu import npu_limits
+from core.limits import DeviceLimits
 from core.paths import atk_dir
 from ops import all_ops
 from ops.ports import load_port

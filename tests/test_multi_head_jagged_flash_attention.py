@@ -4,7 +4,7 @@ the shared tunable names), the bwd's BLOCK_M == BLOCK_N constraint, edge semanti
 import pytest
 import torch
 
-from autotuner.backends.base import DeviceLimits
+from core.limits import DeviceLimits
 from ops import all_ops
 from ops.ports import load_port
 

@@ -21,7 +21,7 @@ from optuna.trial import TrialState, create_trial
 
 from autotuner.backends import found_devices, get_backend, triton_ascend
 from autotuner.backends import npu as npu_module
-from autotuner.backends.base import DeviceLimits, Timing
+from autotuner.backends.base import Timing
 from autotuner.backends.cuda import CudaBackend
 from autotuner.backends.npu import (
     NpuBackend,
@@ -39,6 +39,7 @@ from autotuner.settle import retime_candidates
 from autotuner.socs import soc_from_device_name
 from autotuner.space import config_key, space_for
 from core.errors import UserError
+from core.limits import DeviceLimits
 from ops import all_ops, get_op
 from ops.spec import cube_bytes
 from storage import StudyRecord, open_database

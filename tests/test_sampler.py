@@ -9,10 +9,10 @@ import pytest
 from optuna.trial import TrialState
 
 from autotuner import warm_starts
-from autotuner.backends.base import DeviceLimits
 from autotuner.sampler import Choice, SearchSampler
 from autotuner.search import Plan
 from autotuner.space import config_key
+from core.limits import DeviceLimits
 from ops import get_op
 
 H200 = DeviceLimits(shared_memory_bytes=232448)

@@ -4,9 +4,9 @@ import json
 import pytest
 from optuna.distributions import IntDistribution
 
-from autotuner.backends.base import DeviceLimits
 from autotuner.search import Plan
 from autotuner.space import config_key, space_for
+from core.limits import DeviceLimits
 from ops import all_ops, get_op
 
 FA = get_op("jagged_dense_flash_attention")

@@ -7,9 +7,10 @@ import os
 from dataclasses import dataclass
 
 from core.errors import UserError
+from core.limits import DeviceLimits
 
 from ..socs import CPU, KNOWN_SOCS, NPU_SOCS, is_npu_soc, soc_from_device_name
-from .base import Backend, DeviceLimits, Timing
+from .base import Backend, Timing
 from .cpu import CpuBackend
 from .cuda import SHARED_MEMORY_PER_BLOCK_OPTIN, CudaBackend
 from .npu import (
@@ -24,7 +25,6 @@ from .npu import (
 
 __all__ = [
     "Backend",
-    "DeviceLimits",
     "SocProfile",
     "Timing",
     "device_indices",

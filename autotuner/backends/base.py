@@ -11,6 +11,8 @@ from typing import Any, ClassVar
 
 import torch
 
+from core.limits import DeviceLimits
+
 
 @dataclass(frozen=True)
 class Timing:
@@ -36,20 +38,6 @@ class Timing:
 
     def as_dict(self) -> dict[str, float | int]:
         return asdict(self)
-
-
-@dataclass(frozen=True)
-class DeviceLimits:
-    """Hard limits a config must respect before it is worth compiling."""
-
-    shared_memory_bytes: int | None = None  # per block, CUDA
-    unified_buffer_bytes: int | None = None  # per AI core, Ascend
-    l1_bytes: int | None = None  # Ascend: L1 (cbuf) of a cube core, where tl.dot operands go
-    l0c_bytes: int | None = None  # Ascend: L0C of a cube core, where tl.dot results accumulate
-    max_grid: tuple[int, int, int] = (2**31 - 1, 65535, 65535)
-    max_total_blocks: int | None = None  # Ascend: a launch over 65535 blocks fails
-    cores: int | None = None  # CUDA: SMs; Ascend: AI (cube) cores
-    vector_cores: int | None = None  # Ascend: vector cores
 
 
 def quantile(sorted_values: list[float], q: float) -> float:

@@ -8,8 +8,10 @@ from typing import ClassVar
 
 import torch
 
+from core.limits import DeviceLimits
+
 from ..socs import CPU
-from .base import Backend, DeviceLimits
+from .base import Backend
 from .interpreter import enable_bfloat16_dot
 
 

@@ -37,10 +37,11 @@ from typing import Any, ClassVar
 import torch
 
 from core.errors import UserError
+from core.limits import DeviceLimits
 
 from ..socs import NPU_SOCS, soc_from_device_name
 from . import triton_ascend
-from .base import Backend, DeviceLimits, Timing
+from .base import Backend, Timing
 from .compiler_log import compiler_log
 
 KIB = 1024
