@@ -10,7 +10,8 @@ from collections.abc import Callable
 
 import torch
 
-from .jagged import effective_lengths, total_rows, unpad_rows
+from .cases import effective_lengths, total_rows
+from .jagged import unpad_rows
 from .jagged_copy import COPY_KERNEL, UPSTREAM_BLOCK, UPSTREAM_FILE, JaggedCopyOp
 from .ports import load_port
 from .spec import Case, Config, KernelSpec, Tensors

@@ -1,10 +1,12 @@
-"""Jagged-tensor helpers shared by the op specs: deterministic lengths, offsets, padding."""
+"""Jagged-tensor helpers shared by the op specs: deterministic lengths, offsets, padding.
+
+Plain lengths and tensors, no op spec types: `ops.spec` builds on them, and `ops.cases` has the
+helpers that take a case.
+"""
 
 from __future__ import annotations
 
 import torch
-
-from .spec import Case, CaseKind, OpSpec
 
 _GOLDEN = 0.6180339887498949
 
@@ -25,27 +27,6 @@ def golden_points(batch: int) -> list[float]:
     return [(i * _GOLDEN) % 1.0 for i in range(1, batch + 1)]
 
 
-def standard_cases(
-    spec: OpSpec, kind: CaseKind, accuracy_shapes: tuple, performance_shapes: tuple
-) -> list[Case]:
-    """An op's cases from rows of shape values in `spec.shape_keys` order: an accuracy row ends
-    with its lengths (one case per dtype of the op), a performance row with its dtype (lengths
-    from `skewed_lengths(B, max_seq_len)`)."""
-    keys = spec.shape_keys
-    if kind == "accuracy":
-        return [
-            spec.make_case(dict(zip(keys, values, strict=True)), dtype, lengths, kind)
-            for *values, lengths in accuracy_shapes
-            for dtype in spec.dtypes
-        ]
-    cases = []
-    for *values, dtype in performance_shapes:
-        shape = dict(zip(keys, values, strict=True))
-        lengths = skewed_lengths(shape["B"], shape["max_seq_len"])
-        cases.append(spec.make_case(shape, dtype, lengths, kind))
-    return cases
-
-
 def offsets_from_lengths(
     lengths: tuple[int, ...] | list[int], device: torch.device
 ) -> torch.Tensor:
@@ -53,13 +34,6 @@ def offsets_from_lengths(
     if lengths:
         offsets[1:] = torch.cumsum(torch.tensor(lengths, dtype=torch.int64), 0)
     return offsets.to(device)
-
-
-def case_offsets(case: Case, device: torch.device) -> torch.Tensor:
-    """The case's offsets: user-given ones verbatim (even invalid), else from its lengths."""
-    if case.offsets is not None:
-        return torch.tensor(case.offsets, dtype=torch.int64, device=device)
-    return offsets_from_lengths(case.lengths, device)
 
 
 def user_lengths(
@@ -113,21 +87,3 @@ def sequence_chunks(
     batch = offsets.numel() - 1
     step = max(1, budget // max(per_sequence, 1))
     return [(i, min(batch, i + step)) for i in range(0, batch, step)]
-
-
-# -- traffic models (OpSpec.traffic) ----------------------------------------------------------
-#: Bytes of an fp32 element (lse, delta and the fp32 output a backward part is given).
-FP32 = 4
-
-
-def total_rows(case: Case) -> int:
-    """Rows of the case's jagged tensor: all of them, truncated or not."""
-    if case.offsets is not None:
-        return max(0, case.offsets[-1])
-    return sum(case.lengths)
-
-
-def effective_lengths(case: Case) -> list[int]:
-    """Per sequence, the rows an op that truncates at max_seq_len uses: min(length, max_seq_len)."""
-    n = case.shape["max_seq_len"]
-    return [min(max(length, 0), n) for length in case.lengths]

@@ -15,7 +15,8 @@ import torch
 
 from core.upstream import load
 
-from .jagged import effective_lengths, offsets_from_lengths, standard_cases
+from .cases import effective_lengths, standard_cases
+from .jagged import offsets_from_lengths
 from .jagged_softmax import (
     UPSTREAM_FILE,
     UPSTREAM_SHA256,

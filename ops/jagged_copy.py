@@ -14,7 +14,7 @@ import torch
 
 from core.upstream import load
 
-from .jagged import case_offsets, standard_cases
+from .cases import case_offsets, standard_cases
 from .spec import (
     MULTIBUFFER,
     SHORT_DTYPE,

@@ -15,14 +15,8 @@ import torch
 
 from core.upstream import load
 
-from .jagged import (
-    case_offsets,
-    effective_lengths,
-    pad_rows,
-    standard_cases,
-    total_rows,
-    unpad_rows,
-)
+from .cases import case_offsets, effective_lengths, standard_cases, total_rows
+from .jagged import pad_rows, unpad_rows
 from .ports import load_port
 from .spec import (
     MULTIBUFFER,

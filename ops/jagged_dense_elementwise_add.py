@@ -13,7 +13,8 @@ import torch
 
 from core.upstream import check_pinned, load
 
-from .jagged import effective_lengths, pad_rows, total_rows
+from .cases import effective_lengths, total_rows
+from .jagged import pad_rows
 from .jagged_copy import COPY_KERNEL, UPSTREAM_BLOCK, UPSTREAM_FILE, JaggedCopyOp
 from .ports import load_port
 from .spec import Case, Config, KernelSpec, Tensors, Upstream

@@ -15,7 +15,7 @@ import torch
 
 from core.upstream import load
 
-from .jagged import case_offsets, effective_lengths, standard_cases
+from .cases import case_offsets, effective_lengths, standard_cases
 from .ports import load_port
 from .spec import (
     MULTIBUFFER,

@@ -15,16 +15,8 @@ import torch
 
 from core.upstream import load
 
-from .jagged import (
-    FP32,
-    case_offsets,
-    effective_lengths,
-    pad_rows,
-    sequence_chunks,
-    skewed_lengths,
-    total_rows,
-    unpad_rows,
-)
+from .cases import FP32, case_offsets, effective_lengths, total_rows
+from .jagged import pad_rows, sequence_chunks, skewed_lengths, unpad_rows
 from .ports import load_port
 from .spec import (
     MULTIBUFFER,

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import torch
 
-from .jagged import effective_lengths, pad_rows, total_rows
+from .cases import effective_lengths, total_rows
+from .jagged import pad_rows
 from .jagged_dense_bmm import (
     UPSTREAM_FILE,
     UPSTREAM_LINES,

@@ -6,7 +6,8 @@ import dataclasses
 
 import torch
 
-from .jagged import effective_lengths, pad_rows
+from .cases import effective_lengths
+from .jagged import pad_rows
 from .jagged_copy import COPY_KERNEL, UPSTREAM_BLOCK, UPSTREAM_FILE, JaggedCopyOp
 from .ports import load_port
 from .spec import Case, Config, KernelSpec, Tensors

@@ -15,7 +15,7 @@ import torch
 
 from core.upstream import load
 
-from .jagged import case_offsets, standard_cases
+from .cases import case_offsets, standard_cases
 from .jagged_flash_attention_basic import (  # the same tiles: one head per program
     BLOCK_M,
     BLOCK_N,

@@ -16,6 +16,8 @@ import torch
 
 from core.limits import DeviceLimits
 
+from .jagged import skewed_lengths, user_lengths
+
 #: Tunable values: ints (booleans for on/off options), and the one string `compile_mode`.
 Config = dict[str, int | str]
 Tensors = dict[str, torch.Tensor]
@@ -281,8 +283,6 @@ class OpSpec(ABC):
 
     def case_from_shape(self, shape: dict[str, int], dtype: str, offsets: list[int] | None) -> Case:
         """A user-given case (CLI `--shape`, `--offsets`); ValueError with one line if malformed."""
-        from .jagged import skewed_lengths, user_lengths
-
         missing = [k for k in self.shape_keys if k not in shape]
         extra = [k for k in shape if k not in self.shape_keys]
         if missing or extra:
