@@ -555,9 +555,9 @@ def export(
 ) -> None:
     """Write baselines, frozen versions, accuracy verdicts and ceilings to a versioned JSON file."""
     from ops import get_op
+    from storage.transfer import export_document, write_export
 
     from .socs import KNOWN_SOCS
-    from .transfer import export_document, write_export
 
     ops = [get_op(name).name for name in op or []]
     if soc and soc not in KNOWN_SOCS:
@@ -580,7 +580,7 @@ def import_(
 ) -> None:
     """Add the rows of an export (`autotune export`); rows already there are skipped."""
 
-    from .transfer import import_document, parse_document, read_export
+    from storage.transfer import import_document, parse_document, read_export
 
     document = read_export(file)
     parse_document(document)  # a malformed file is refused before any database is opened

@@ -32,8 +32,9 @@ from sqlalchemy import select
 
 from core.errors import UserError
 from core.files import write_files
-from storage import AccuracyResult, Baseline, Database, DeviceCeiling, FrozenVersion
-from storage.models import measuring_backend
+
+from .db import Database
+from .models import AccuracyResult, Baseline, DeviceCeiling, FrozenVersion, measuring_backend
 
 FORMAT = "autotune-export"
 VERSION = 2

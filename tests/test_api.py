@@ -217,7 +217,7 @@ def test_unknown_study_is_404(client):
 
 @pytest.fixture
 def imported(monkeypatch):
-    """autotuner.transfer stood in for: import_document records its documents."""
+    """storage.transfer stood in for: import_document records its documents."""
     calls = []
 
     def import_document(db, document):
@@ -226,9 +226,9 @@ def imported(monkeypatch):
         calls.append((db.url, document))
         return {"baselines": 1}
 
-    module = types.ModuleType("autotuner.transfer")
+    module = types.ModuleType("storage.transfer")
     module.import_document = import_document
-    monkeypatch.setitem(sys.modules, "autotuner.transfer", module)
+    monkeypatch.setitem(sys.modules, "storage.transfer", module)
     return calls
 
 
@@ -342,9 +342,9 @@ def test_a_fuzz_of_the_import_endpoint_finds_no_server_error(client, api_token, 
 
 
 def test_import_round_trip(client, api_token, seeded, tmp_path):
-    """The real autotuner.transfer: the seeded database's export fills an empty one."""
-    from autotuner.transfer import export_document
+    """The real storage.transfer: the seeded database's export fills an empty one."""
     from storage import open_database
+    from storage.transfer import export_document
 
     api_token("s3cret")
     document = export_document(open_database(seeded.url), None, None)

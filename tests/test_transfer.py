@@ -12,9 +12,9 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 from sqlalchemy import func, select
 
-from autotuner.transfer import export_document, import_document
 from core.errors import UserError
 from storage import AccuracyResult, Baseline, DeviceCeiling, FrozenVersion, open_database
+from storage.transfer import export_document, import_document
 
 OP = "jagged_to_padded_dense"
 T0 = datetime(2026, 11, 30, 12, 0, 0, 123456, tzinfo=UTC)

@@ -71,7 +71,7 @@ def _parse(body: bytes) -> Any:
 )
 async def import_export(request: Request, db: DatabaseDep) -> ImportResult:
     """Import an export document into the database; a malformed one is answered with 422."""
-    from autotuner.transfer import import_document  # written beside this service
+    from storage.transfer import import_document  # written beside this service
 
     document = _parse(await _read_body(request, settings().import_max_bytes))
     if not isinstance(document, dict):
