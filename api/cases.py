@@ -9,8 +9,8 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from autotuner.roofline import from_row, share
-from autotuner.socs import CPU
+from autotuner.backends.socs import CPU
+from autotuner.report.roofline import from_row, share
 from ops import all_ops
 from ops.spec import Case
 from storage import AccuracyResult, Baseline, CheckVerdict, DeviceCeiling, FrozenVersion

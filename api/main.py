@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from autotuner.search import optuna_storage
+from autotuner.search.study import optuna_storage
 from autotuner.settings import settings
 from storage import open_database
 

@@ -8,6 +8,6 @@
 then `autotune run --op OP --soc SOC --cases-file cases/my_model.yaml` tunes what it ran.
 """
 
-from autotuner.capture import capture
+from autotuner.cases.capture import capture
 
 __all__ = ["capture"]

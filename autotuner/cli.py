@@ -14,8 +14,8 @@ from rich.table import Table
 
 from core.errors import UserError
 
-from .socs import CPU
-from .user_cases import NO_REQUEST, CaseRequest, case_options
+from .backends.socs import CPU
+from .cases.options import NO_REQUEST, CaseRequest, case_options
 
 app = typer.Typer(
     add_completion=False,
@@ -120,11 +120,11 @@ def verify(
     from ops.spec import canonical_dtype
 
     from .backends import get_backend
-    from .case_store import kind_for, user_cases
+    from .cases.store import kind_for, user_cases
     from .settings import settings
-    from .verify_report import VerifyReport
-    from .verify_runner import default_jobs, run_cases
-    from .verify_store import AccuracyStore
+    from .verify.report import VerifyReport
+    from .verify.runner import default_jobs, run_cases
+    from .verify.store import AccuracyStore
 
     if not op and not all_ops:
         raise UserError("name an op with --op, or use --all")
@@ -280,8 +280,8 @@ def run(
 
     from storage import open_database
 
-    from . import runner
-    from .report import summarize
+    from .report.studies import summarize
+    from .search import runner
     from .settings import settings
 
     url = db or settings().db
@@ -334,8 +334,8 @@ def status(
 ) -> None:
     """Studies with trial counts by state, best config and speedup over the default."""
 
-    from .report import summarize
-    from .socs import is_npu_soc
+    from .backends.socs import is_npu_soc
+    from .report.studies import summarize
 
     summaries = summarize(_database(db), op=op, soc=soc)
     if not summaries:
@@ -379,8 +379,8 @@ def freeze(
     """Write each study's verified winner into the kernel file, the performance json and frozen_configs/."""
     from ops import get_op
 
-    from .freeze import freeze as run_freeze
-    from .socs import KNOWN_SOCS
+    from .backends.socs import KNOWN_SOCS
+    from .freeze.freeze import freeze as run_freeze
 
     spec = get_op(op)
     if soc not in KNOWN_SOCS:
@@ -436,7 +436,7 @@ def baseline(
     from ops import get_op
 
     from .backends import get_backend
-    from .baseline import cases_for, record_baselines
+    from .baseline.baseline import cases_for, record_baselines
 
     specs = [get_op(name) for name in op]
     backend = get_backend(soc)
@@ -501,8 +501,8 @@ def check(
     from ops import get_op
 
     from .backends import get_backend
-    from .check import ALPHA
-    from .check import check as run_check
+    from .baseline.check import ALPHA
+    from .baseline.check import check as run_check
     from .settings import settings
 
     spec = get_op(op)
@@ -557,7 +557,7 @@ def export(
     from ops import get_op
     from storage.transfer import export_document, write_export
 
-    from .socs import KNOWN_SOCS
+    from .backends.socs import KNOWN_SOCS
 
     ops = [get_op(name).name for name in op or []]
     if soc and soc not in KNOWN_SOCS:
@@ -610,8 +610,8 @@ def show(
     from core.paths import performance_json
     from ops import get_op
 
-    from .performance_json import frozen_sections, read
-    from .show import history_rows
+    from .atk.performance_json import frozen_sections, read
+    from .freeze.history import history_rows
 
     spec = get_op(op)
     sections = frozen_sections(read(performance_json(op)))
@@ -687,8 +687,8 @@ def trials(
     """Every trial of the op's studies, one row each: config, state, category, times, error."""
     from ops import get_op
 
-    from .tables import emit
-    from .trials_table import trials_frame
+    from .report.tables import emit
+    from .report.trials import trials_frame
 
     if fmt not in ("table", "csv", "parquet", "json"):
         raise UserError(f"unknown --format {fmt!r}; use table, csv, parquet or json")
@@ -719,7 +719,7 @@ def report(
     """Per op and case: frozen speedup over the default, ratio to the GPU, share of the roofline."""
     from ops import get_op
 
-    from .perf_report import report_text
+    from .report.performance import report_text
 
     ops = [get_op(name).name for name in op or []]
     print(report_text(_database(db), soc, ops, fmt, measure), end="")
@@ -746,7 +746,7 @@ def lint(
     """Check ATK folders against DESIGN.md: files, provenance, license, yaml fields."""
     from core.paths import ATK_ROOT, project_root
 
-    from .lint import lint as run_lint
+    from .atk.lint import lint as run_lint
 
     target = path or project_root() / ATK_ROOT
     problems = run_lint(target)
@@ -772,7 +772,7 @@ def space(
     """A kernel's search space on a case and soc: every config, feasible or rejected and why."""
     import json
 
-    from .space_report import describe, render
+    from .search.space_report import describe, render
 
     report = describe(op, kernel, case, soc, npu_mode)
     print(json.dumps(report) if as_json else render(report))
@@ -786,7 +786,7 @@ def list_cases(
     """The op's cases: built-in (accuracy, performance) and the user's (cases/<op>.yaml, database)."""
     from ops import get_op
 
-    from .case_store import user_cases
+    from .cases.store import user_cases
 
     spec = get_op(op)
     table = Table(title=f"{op}: cases")

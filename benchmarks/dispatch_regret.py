@@ -36,13 +36,13 @@ from typing import Any
 import optuna
 from optuna.trial import TrialState
 
-from autotuner import runner
+from autotuner.atk.generated_block import read_frozen
 from autotuner.backends import get_backend
-from autotuner.environment import run_header
-from autotuner.generated_block import read_frozen
-from autotuner.search import Plan
-from autotuner.space import config_key
-from autotuner.workers import Worker, WorkerLost
+from autotuner.measure.environment import run_header
+from autotuner.search import runner
+from autotuner.search.space import config_key
+from autotuner.search.study import Plan
+from autotuner.search.workers import Worker, WorkerLost
 from core.paths import port_file
 from ops import all_ops, get_op
 from ops.jagged import skewed_lengths

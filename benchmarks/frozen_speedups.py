@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-from autotuner.perf_report import speedup_summary, verdict_speedups
+from autotuner.report.performance import speedup_summary, verdict_speedups
 
 
 def main() -> None:

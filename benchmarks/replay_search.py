@@ -31,10 +31,10 @@ os.environ.setdefault("TRITON_INTERPRET", "1")  # no device needed to import the
 
 import optuna  # noqa: E402
 
-from autotuner import warm_starts  # noqa: E402
-from autotuner.sampler import STRATEGIES, SearchSampler  # noqa: E402
-from autotuner.search import Plan  # noqa: E402
-from autotuner.space import config_key  # noqa: E402
+from autotuner.search import warm_starts  # noqa: E402
+from autotuner.search.sampler import STRATEGIES, SearchSampler  # noqa: E402
+from autotuner.search.space import config_key  # noqa: E402
+from autotuner.search.study import Plan  # noqa: E402
 from core.limits import DeviceLimits  # noqa: E402
 from ops import get_op  # noqa: E402
 from ops.spec import Case  # noqa: E402

@@ -16,8 +16,8 @@ import math
 import statistics
 
 from autotuner.backends import get_backend
-from autotuner.perf_report import report_frame
-from autotuner.roofline import record_ceilings
+from autotuner.report.performance import report_frame
+from autotuner.report.roofline import record_ceilings
 from storage import open_database
 
 

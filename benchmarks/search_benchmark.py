@@ -42,13 +42,13 @@ import optuna
 from filelock import FileLock
 from optuna.trial import TrialState
 
-from autotuner import runner, warm_starts
 from autotuner.backends import get_backend
-from autotuner.environment import run_header
-from autotuner.sampler import STRATEGIES
-from autotuner.search import Plan
-from autotuner.space import config_key
-from autotuner.workers import Worker
+from autotuner.measure.environment import run_header
+from autotuner.search import runner, warm_starts
+from autotuner.search.sampler import STRATEGIES
+from autotuner.search.space import config_key
+from autotuner.search.study import Plan
+from autotuner.search.workers import Worker
 from ops import get_op
 
 

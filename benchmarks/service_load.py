@@ -31,7 +31,7 @@ import optuna
 from optuna.storages._rdb import models as optuna_models
 from sqlalchemy import insert, select
 
-from autotuner.search import optuna_storage
+from autotuner.search.study import optuna_storage
 from storage import Baseline, CheckVerdict, Claim, FrozenVersion, StudyRecord, open_database
 
 SOCS = ("H200", "950PR")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from autotuner.generated_block import read_frozen, replace_block
+from autotuner.atk.generated_block import read_frozen, replace_block
 from core.paths import port_file
 from ops import get_op
 

@@ -16,7 +16,7 @@ from optuna.distributions import IntDistribution
 from optuna.trial import TrialState, create_trial
 from sqlalchemy import select
 
-from autotuner.search import optuna_storage
+from autotuner.search.study import optuna_storage
 from storage import (
     AccuracyResult,
     Baseline,

@@ -3,7 +3,7 @@ import math
 import pytest
 import torch
 
-from autotuner.accuracy import judge, measure, ratio
+from autotuner.measure.accuracy import judge, measure, ratio
 
 
 def test_metrics_by_hand():

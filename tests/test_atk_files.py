@@ -7,7 +7,7 @@ import sys
 import pytest
 import torch
 
-from autotuner.atk_compat import ATK_AVAILABLE, InputDataset
+from autotuner.atk.compat import ATK_AVAILABLE, InputDataset
 from core.paths import atk_dir
 from ops import all_ops
 

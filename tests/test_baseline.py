@@ -1,7 +1,7 @@
 """`autotune baseline`: which sources it times, with which configs, interleaved."""
 
 from autotuner.backends.cpu import CpuBackend
-from autotuner.baseline import REPS, ROUNDS, measure_interleaved, record_baselines
+from autotuner.baseline.baseline import REPS, ROUNDS, measure_interleaved, record_baselines
 from ops import get_op
 from storage import Baseline, open_database
 

@@ -10,7 +10,7 @@ import yaml
 from sqlalchemy import select
 
 import autotune
-from autotuner import case_store
+from autotuner.cases import store
 from core.paths import cases_file
 from ops import get_op
 from ops.ports import load_port
@@ -61,7 +61,7 @@ def test_capture_merges_calls_and_writes_the_most_frequent_first(tree):
     assert last["histogram"] == {"edges": [1, 2, 3, 4, 6], "counts": [1, 1, 1, 1]}
     assert softmax["histogram"]["counts"][0] == 2  # b4_n16_d20's empty sequence, twice
     spec = get_op(OP)
-    case = case_store.case_of(spec, first, "accuracy")
+    case = store.case_of(spec, first, "accuracy")
     # Its quantiles at frac(i * golden ratio) = 0.618, 0.236, 0.854 of the 9 sequences seen.
     assert case.name == first["name"] and case.lengths == (5, 1, 28)
 

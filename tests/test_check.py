@@ -10,11 +10,11 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import select
 
-import autotuner.check
+import autotuner.baseline.check
 import autotuner.settings
+from autotuner.atk.generated_block import read_frozen, replace_block
 from autotuner.backends.cpu import CpuBackend
-from autotuner.check import check, compare
-from autotuner.generated_block import read_frozen, replace_block
+from autotuner.baseline.check import check, compare
 from core.errors import UserError
 from core.paths import port_file
 from ops import get_op
@@ -95,7 +95,9 @@ REFERENCE = [0.5 + 0.001 * i for i in range(50)]  # upstream beside it: median 0
 def rounds_of(monkeypatch, *rounds):
     """Make each interleaved measurement return the next (reference, frozen) samples."""
     queue = list(rounds)
-    monkeypatch.setattr(autotuner.check, "measure_interleaved", lambda backend, calls: queue.pop(0))
+    monkeypatch.setattr(
+        autotuner.baseline.check, "measure_interleaved", lambda backend, calls: queue.pop(0)
+    )
     return queue
 
 

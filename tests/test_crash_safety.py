@@ -12,8 +12,8 @@ import pytest
 from optuna.trial import TrialState
 from sqlalchemy import select
 
+from autotuner.search.space import config_key
 from autotuner.settings import settings
-from autotuner.space import config_key
 from core.errors import UserError
 from storage import Claim, Run, StudyRecord, open_database
 from storage.models import utcnow

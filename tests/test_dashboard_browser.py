@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from api.formatting import ms
 from api.main import create_app
-from autotuner.baseline import gpu_baseline
+from autotuner.baseline.baseline import gpu_baseline
 from ops import all_ops
 from storage import FrozenVersion, open_database
 from tests.dashboard_seed import (

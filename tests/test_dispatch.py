@@ -8,9 +8,9 @@ import warnings
 import pytest
 import torch
 
-from autotuner import runner
-from autotuner.freeze import freeze
-from autotuner.generated_block import replace_block
+from autotuner.atk.generated_block import replace_block
+from autotuner.freeze.freeze import freeze
+from autotuner.search import runner
 from core.paths import port_file
 from ops import get_op
 from ops.ports import load_port

@@ -10,9 +10,9 @@ import textwrap
 import pytest
 from sqlalchemy import select
 
-from autotuner import runner
-from autotuner.freeze import freeze
-from autotuner.generated_block import BEGIN_MARKER, read_frozen
+from autotuner.atk.generated_block import BEGIN_MARKER, read_frozen
+from autotuner.freeze.freeze import freeze
+from autotuner.search import runner
 from core.errors import UserError
 from core.paths import frozen_configs_file, performance_json, port_file
 from ops import get_op
@@ -238,7 +238,7 @@ def test_two_concurrent_freezes_leave_valid_files(tuned):
 def test_frozen_configs_list_kernels_in_one_order_from_the_first_freeze(tree):
     """The first freeze of a multi-kernel op writes its kernels in the order every later freeze
     reads back from the block (sorted), so re-freezing does not reorder the file."""
-    from autotuner.freeze import Entry, new_texts
+    from autotuner.freeze.freeze import Entry, new_texts
     from ops import get_op
 
     spec = get_op("multi_head_jagged_flash_attention")

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from autotuner.perf_report import verdict_speedups
+from autotuner.report.performance import verdict_speedups
 from ops import all_ops
 
 from .conftest import ROOT

@@ -6,7 +6,7 @@ import warnings
 import pytest
 import torch
 
-from autotuner.generated_block import (
+from autotuner.atk.generated_block import (
     BEGIN_MARKER,
     END_MARKER,
     nearest_warning,

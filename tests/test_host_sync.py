@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from autotuner.host_sync import host_reads, host_scalars
+from autotuner.measure.host_sync import host_reads, host_scalars
 from ops import all_ops
 
 OPS = sorted(all_ops())

@@ -6,7 +6,7 @@ import sys
 import pytest
 import torch
 
-from autotuner.atk_compat import InputDataset
+from autotuner.atk.compat import InputDataset
 from autotuner.backends.npu import npu_limits
 from core.limits import DeviceLimits
 from core.paths import atk_dir

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from autotuner.generated_block import BEGIN_MARKER
-from autotuner.lint import lint
+from autotuner.atk.generated_block import BEGIN_MARKER
+from autotuner.atk.lint import lint
 from core.paths import ATK_ROOT
 
 from .conftest import ROOT
@@ -83,7 +83,7 @@ def test_license_markers_atk_guard_and_json(folder):
     api = folder / "gpu_atk_test" / f"{OP}_api.py"
     edit(
         api,
-        "from autotuner.atk_compat import BaseApi, register",
+        "from autotuner.atk.compat import BaseApi, register",
         "from atk.tasks.api_execute import register",
     )
     perf = folder / "npu_atk_test" / f"{OP}_performance.json"

@@ -31,13 +31,13 @@ from autotuner.backends.npu import (
     npu_option_defaults,
     npu_soc,
 )
+from autotuner.backends.socs import soc_from_device_name
 from autotuner.backends.triton_ascend import FAMILY_950, TritonAscend
-from autotuner.measure import classify, short
-from autotuner.report import summarize
-from autotuner.search import Plan, optuna_storage
-from autotuner.settle import retime_candidates
-from autotuner.socs import soc_from_device_name
-from autotuner.space import config_key, space_for
+from autotuner.report.studies import summarize
+from autotuner.search.settle import retime_candidates
+from autotuner.search.space import config_key, space_for
+from autotuner.search.study import Plan, optuna_storage
+from autotuner.search.trial import classify, short
 from core.errors import UserError
 from core.limits import DeviceLimits
 from ops import all_ops, get_op

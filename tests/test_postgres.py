@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from optuna.trial import TrialState
 from sqlalchemy import select
 
-from autotuner.space import config_key
+from autotuner.search.space import config_key
 from storage import Claim, StudyRecord, open_database
 
 from .conftest import ROOT

@@ -8,10 +8,10 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
-from autotuner import warm_starts
-from autotuner.sampler import Choice, SearchSampler
-from autotuner.search import Plan
-from autotuner.space import config_key
+from autotuner.search import warm_starts
+from autotuner.search.sampler import Choice, SearchSampler
+from autotuner.search.space import config_key
+from autotuner.search.study import Plan
 from core.limits import DeviceLimits
 from ops import get_op
 

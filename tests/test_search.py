@@ -11,8 +11,8 @@ import pytest
 from optuna.trial import TrialState
 from sqlalchemy import func, select
 
-from autotuner import runner
-from autotuner.space import config_key
+from autotuner.search import runner
+from autotuner.search.space import config_key
 from core.errors import UserError
 from ops import all_ops
 from storage import Claim, Run, StudyRecord, open_database
@@ -275,8 +275,8 @@ def test_a_compile_worker_keeps_only_what_the_kernel_reads():
     """It drops the reference once the kernel's inputs are built (tens of GiB on big cases), and
     still compiles, here a backward kernel whose inputs come from the reference."""
     from autotuner.backends import get_backend
-    from autotuner.measure import CaseRunner
-    from autotuner.workers import Worker, preparing_lock
+    from autotuner.search.trial import CaseRunner
+    from autotuner.search.workers import Worker, preparing_lock
     from ops import get_op
 
     spec = get_op("jagged_dense_flash_attention")

@@ -3,7 +3,7 @@ import torch
 
 from autotuner.backends import get_backend
 from autotuner.backends.base import Timing, quantile
-from autotuner.socs import soc_from_device_name
+from autotuner.backends.socs import soc_from_device_name
 from core.errors import UserError
 from ops.ports import load_port
 

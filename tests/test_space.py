@@ -4,8 +4,8 @@ import json
 import pytest
 from optuna.distributions import IntDistribution
 
-from autotuner.search import Plan
-from autotuner.space import config_key, space_for
+from autotuner.search.space import config_key, space_for
+from autotuner.search.study import Plan
 from core.limits import DeviceLimits
 from ops import all_ops, get_op
 

@@ -5,10 +5,10 @@ import random
 import optuna
 from optuna.trial import TrialState, create_trial
 
-from autotuner import settle
-from autotuner.freeze import freeze
-from autotuner.generated_block import read_frozen
-from autotuner.report import summarize
+from autotuner.atk.generated_block import read_frozen
+from autotuner.freeze.freeze import freeze
+from autotuner.report.studies import summarize
+from autotuner.search import settle
 from core.paths import port_file
 from ops import get_op
 from storage import open_database

@@ -13,9 +13,14 @@ import optuna
 import pandas as pd
 import pytest
 
-from autotuner.perf_report import report_frame, speedup_summary, verdict_speedups, with_geomeans
-from autotuner.roofline import Ceilings, share, stored_ceilings
-from autotuner.search import optuna_storage
+from autotuner.report.performance import (
+    report_frame,
+    speedup_summary,
+    verdict_speedups,
+    with_geomeans,
+)
+from autotuner.report.roofline import Ceilings, share, stored_ceilings
+from autotuner.search.study import optuna_storage
 from ops import get_op
 from storage import Baseline, DeviceCeiling, StudyRecord, open_database
 

@@ -5,11 +5,11 @@ import pytest
 from sqlalchemy import select
 
 from autotuner.backends.cpu import CpuBackend
-from autotuner.baseline import record_baselines
-from autotuner.check import check
-from autotuner.freeze import freeze
-from autotuner.report import summarize
-from autotuner.toolchain import differences, toolchain
+from autotuner.baseline.baseline import record_baselines
+from autotuner.baseline.check import check
+from autotuner.freeze.freeze import freeze
+from autotuner.measure.toolchain import differences, toolchain
+from autotuner.report.studies import summarize
 from ops import get_op
 from storage import Baseline, StudyRecord, open_database
 
@@ -61,7 +61,7 @@ def test_freeze_takes_the_newest_toolchains_study_and_check_marks_another_stale(
 
 
 def test_launchers_join_the_toolchain_but_the_generated_block_does_not(tree):
-    from autotuner.generated_block import read_frozen, replace_block
+    from autotuner.atk.generated_block import read_frozen, replace_block
     from core.paths import port_file
 
     backend = CpuBackend()

@@ -54,8 +54,8 @@ import inspect, json, subprocess
 import triton.testing
 from autotuner.backends import soc_profile, triton_ascend
 from autotuner.backends.npu import npu_soc
-from autotuner.measure import classify
-from autotuner.space_report import describe
+from autotuner.search.trial import classify
+from autotuner.search.space_report import describe
 
 compiler = triton_ascend.installed()
 cc = subprocess.CalledProcessError(

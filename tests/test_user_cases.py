@@ -12,8 +12,8 @@ import yaml
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
-from autotuner import case_store
-from autotuner.user_cases import CaseRequest, draw_lengths, read_lengths
+from autotuner.cases import store
+from autotuner.cases.options import CaseRequest, draw_lengths, read_lengths
 from core.errors import UserError
 from core.paths import cases_file, frozen_configs_file
 from ops import get_op
@@ -75,11 +75,11 @@ def test_distributions_are_seeded():
 
 
 def test_histogram_bins_and_their_quantiles():
-    assert case_store.bin_edges(13) == [0, 1, 2, 3, 4, 6, 8, 12, 16]
-    assert [case_store.edge(i) for i in range(12)] == [0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48]
-    hist = case_store.histogram({0: 4, 9: 4})  # empty sequences and lengths in [24, 32)
+    assert store.bin_edges(13) == [0, 1, 2, 3, 4, 6, 8, 12, 16]
+    assert [store.edge(i) for i in range(12)] == [0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48]
+    hist = store.histogram({0: 4, 9: 4})  # empty sequences and lengths in [24, 32)
     assert hist == {"edges": [0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32], "counts": [4] + [0] * 8 + [4]}
-    lengths = case_store.lengths_from_histogram(hist, 1000)
+    lengths = store.lengths_from_histogram(hist, 1000)
     assert sum(n == 0 for n in lengths) == 500 and all(n == 0 or 24 <= n < 32 for n in lengths)
 
 
@@ -123,24 +123,24 @@ def test_bad_lengths_files_are_refused(tmp_path):
 
 def test_a_hand_edited_entry_is_refused(tree):
     entry = named(shape=SHAPE, offsets="0,5,5,31")
-    case_store.register(SPEC, [entry], None)
+    store.register(SPEC, [entry], None)
     text = cases_file(OP).read_text().replace("[5, 0, 26]", "[5, 1, 26]")
     cases_file(OP).write_text(text)
     with pytest.raises(UserError, match="edited by hand"):
-        case_store.user_cases(SPEC, "accuracy")
+        store.user_cases(SPEC, "accuracy")
 
 
 def test_the_database_keeps_a_copy_other_checkouts_find(tree, tmp_path):
     db = open_database(f"sqlite:///{tmp_path / 'cases.db'}")
     entry = named(shape=SHAPE, lengths_dist="exponential:mean=6")
-    assert case_store.register(SPEC, [entry], db) == [entry["name"]]
-    assert case_store.register(SPEC, [entry], db) == []  # already there: nothing added
+    assert store.register(SPEC, [entry], db) == [entry["name"]]
+    assert store.register(SPEC, [entry], db) == []  # already there: nothing added
     cases_file(OP).unlink()  # another checkout: its file lacks the case
     with db.sessions() as session:
         assert session.query(UserCase).count() == 1
-    ((case, stored),) = case_store.user_cases(SPEC, "accuracy", db)
+    ((case, stored),) = store.user_cases(SPEC, "accuracy", db)
     assert case.name == entry["name"] and stored == entry and case.kind == "accuracy"
-    assert case_store.user_cases(SPEC, "accuracy") == []
+    assert store.user_cases(SPEC, "accuracy") == []
 
 
 def test_the_migration_creates_the_model_table(tmp_path):

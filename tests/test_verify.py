@@ -11,10 +11,10 @@ from fastapi.testclient import TestClient
 from rich.console import Console
 
 from api.main import create_app
-from autotuner import verify_runner
-from autotuner.generated_block import read_frozen, replace_block
-from autotuner.verify import PHASES, verify_case
-from autotuner.verify_report import VerifyReport
+from autotuner.atk.generated_block import read_frozen, replace_block
+from autotuner.verify import runner
+from autotuner.verify.report import VerifyReport
+from autotuner.verify.verify import PHASES, verify_case
 from core.paths import port_file
 from ops import get_op
 
@@ -105,19 +105,19 @@ def test_workers_are_bound_one_device_each(monkeypatch):
     class FakeGpu:
         kind, soc = "cuda", "H200"
 
-    monkeypatch.setattr(verify_runner, "device_indices", lambda backend: [0, 2])
+    monkeypatch.setattr(runner, "device_indices", lambda backend: [0, 2])
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    assert verify_runner.device_slots(FakeGpu()) == ["0", "2"]
-    assert verify_runner.default_jobs(FakeGpu()) == 2
+    assert runner.device_slots(FakeGpu()) == ["0", "2"]
+    assert runner.default_jobs(FakeGpu()) == 2
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5,6")  # torch's index 2 is the host's GPU 6
-    assert verify_runner.device_slots(FakeGpu()) == ["4", "6"]
-    with verify_runner._visible("CUDA_VISIBLE_DEVICES", "6"):
+    assert runner.device_slots(FakeGpu()) == ["4", "6"]
+    with runner._visible("CUDA_VISIBLE_DEVICES", "6"):
         assert os.environ["CUDA_VISIBLE_DEVICES"] == "6"
     assert os.environ["CUDA_VISIBLE_DEVICES"] == "4,5,6"
 
 
 def test_default_jobs_on_the_interpreter_is_one(cpu):
-    assert verify_runner.default_jobs(cpu) == 1
+    assert runner.default_jobs(cpu) == 1
 
 
 @pytest.mark.parametrize(

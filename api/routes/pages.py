@@ -9,7 +9,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 from sqlalchemy import select
 
-from autotuner.show import history_rows
+from autotuner.freeze.history import history_rows
 from storage import StudyRecord
 
 from .. import newest, trials

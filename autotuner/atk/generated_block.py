@@ -16,8 +16,8 @@ import jinja2
 
 from core.errors import UserError
 
+from ..backends.socs import SOC_PATTERNS, VENDOR_WORDS
 from .pyliteral import format_literal
-from .socs import SOC_PATTERNS, VENDOR_WORDS
 
 BEGIN_MARKER = (
     "# >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>"

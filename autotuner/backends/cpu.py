@@ -10,9 +10,9 @@ import torch
 
 from core.limits import DeviceLimits
 
-from ..socs import CPU
 from .base import Backend
 from .interpreter import enable_bfloat16_dot
+from .socs import CPU
 
 
 class CpuBackend(Backend):

@@ -9,8 +9,8 @@ import torch
 
 from core.limits import DeviceLimits
 
-from ..socs import soc_from_device_name
 from .base import Backend
+from .socs import soc_from_device_name
 
 _FLUSH_BYTES = 256 * 1024 * 1024
 #: Shared memory one block may opt in to, by soc, for a space described without the GPU (a

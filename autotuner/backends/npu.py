@@ -39,10 +39,10 @@ import torch
 from core.errors import UserError
 from core.limits import DeviceLimits
 
-from ..socs import NPU_SOCS, soc_from_device_name
 from . import triton_ascend
 from .base import Backend, Timing
 from .compiler_log import compiler_log
+from .socs import NPU_SOCS, soc_from_device_name
 
 KIB = 1024
 NPU_MODES = ("simd", "simt")

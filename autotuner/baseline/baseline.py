@@ -19,11 +19,11 @@ from core.paths import frozen_configs_file, port_file
 from ops.spec import Case, Config, OpSpec
 from storage import Baseline, Database
 
-from .backends import Backend, Timing
-from .case_store import kind_for, user_cases
-from .environment import environment
-from .generated_block import read_frozen
-from .host_sync import host_reads, host_scalars
+from ..atk.generated_block import read_frozen
+from ..backends import Backend, Timing
+from ..cases.store import kind_for, user_cases
+from ..measure.environment import environment
+from ..measure.host_sync import host_reads, host_scalars
 
 SOURCES = ("upstream", "port_default", "port_frozen")
 #: Timed calls per measurement (more for short parts, until they add up to MIN_MS), taken in
@@ -199,8 +199,8 @@ def gpu_baseline(session, op: str, case: str, part: str, gpu_soc: str | None) ->
 def chosen_gpu_soc(db: Database, gpu_soc: str | None) -> str | None:
     """`--gpu-soc`, else AUTOTUNE_GPU_SOC, else None (the newest GPU row); UserError for a name
     that is no GPU soc and has no GPU baseline."""
-    from .settings import settings
-    from .socs import GPU_SOCS
+    from ..backends.socs import GPU_SOCS
+    from ..settings import settings
 
     gpu_soc = gpu_soc or settings().gpu_soc
     if not gpu_soc or gpu_soc in GPU_SOCS:

@@ -34,7 +34,13 @@ from core.paths import performance_json
 from ops.spec import OpSpec
 from storage import Baseline, CheckVerdict, Database
 
-from .backends import Backend, Timing
+from ..atk.performance_json import frozen_sections
+from ..atk.performance_json import read as read_performance_json
+from ..backends import Backend, Timing
+from ..cases.store import find, kind_for
+from ..measure.environment import environment
+from ..measure.stats import mann_whitney_less
+from ..measure.toolchain import differences, toolchain
 from .baseline import (
     FrozenSet,
     chosen_gpu_soc,
@@ -45,12 +51,6 @@ from .baseline import (
     newest,
     no_host_reads,
 )
-from .case_store import find, kind_for
-from .environment import environment
-from .performance_json import frozen_sections
-from .performance_json import read as read_performance_json
-from .stats import mann_whitney_less
-from .toolchain import differences, toolchain
 
 #: Significance level of the one-sided test.
 ALPHA = 0.01

@@ -33,7 +33,7 @@ from ops.jagged import skewed_lengths
 from ops.ports import load_port
 from ops.spec import OpSpec
 
-from .case_store import Entry, bin_edges, case_of, entry_of, histogram, write_file
+from .store import Entry, bin_edges, case_of, entry_of, histogram, write_file
 
 
 @dataclass

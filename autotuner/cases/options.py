@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from ops.spec import Case, OpSpec
     from storage import Database
 
-    from .case_store import Entry
+    from .store import Entry
 
 #: Distribution name -> its parameters (all required) -> numpy draws of B lengths; every one
 #: also takes `seed` (default 0). lognormal's `mean` is the mean of the lengths themselves.
@@ -168,7 +168,7 @@ class CaseRequest:
         from ops.jagged import skewed_lengths
         from ops.spec import canonical_dtype
 
-        from .case_store import case_of, entry_of, lengths_entry, read_file
+        from .store import case_of, entry_of, lengths_entry, read_file
 
         self.check()
         if self.cases_file:
@@ -199,7 +199,7 @@ class CaseRequest:
 
     def cases(self, spec: OpSpec, interpreter: bool, *, strict: bool = True) -> list[Case]:
         """The cases asked for `spec`, as the soc runs them (interpreter-sized or performance)."""
-        from .case_store import case_of, kind_for
+        from .store import case_of, kind_for
 
         kind = kind_for(interpreter)
         return [case_of(spec, e, kind, strict=strict) for e in self.entries(spec, strict=strict)]
@@ -207,7 +207,7 @@ class CaseRequest:
     def register(self, spec: OpSpec, db: Database | None) -> list[str]:
         """Keep the cases asked for `spec` in its cases file and the database; the names added
         to the file."""
-        from .case_store import register
+        from .store import register
 
         entries = self.entries(spec)
         return register(spec, entries, db) if entries else []

@@ -27,12 +27,12 @@ from core.paths import performance_json as performance_json_path
 from ops.spec import Case, OpSpec
 from storage import Database, FrozenVersion, Run, StudyRecord
 
-from . import performance_json
-from .baseline import chosen_gpu_soc, gpu_baseline
-from .case_store import kind_for, user_cases
-from .generated_block import read_frozen, replace_block
-from .search import kernel_source_hash, optuna_storage, study_name
-from .socs import CPU
+from ..atk import performance_json
+from ..atk.generated_block import read_frozen, replace_block
+from ..backends.socs import CPU
+from ..baseline.baseline import chosen_gpu_soc, gpu_baseline
+from ..cases.store import kind_for, user_cases
+from ..search.study import kernel_source_hash, optuna_storage, study_name
 
 #: A study needs this many completed trials (or its whole feasible space) before it is frozen;
 #: `--force` freezes it anyway.

@@ -12,7 +12,7 @@ from typing import Any
 from core.errors import UserError
 from core.paths import project_root
 
-from .backends import Backend
+from ..backends import Backend
 
 
 def project_commit() -> str:

@@ -9,8 +9,8 @@ import json
 
 from core.paths import port_file
 
-from .backends import Backend
-from .generated_block import BEGIN_MARKER, END_MARKER
+from ..atk.generated_block import BEGIN_MARKER, END_MARKER
+from ..backends import Backend
 
 #: The entries of `Backend.versions()` that change what a config compiles to or how it runs.
 VERSION_KEYS = ("triton", "torch", "torch_npu", "cann", "cuda_runtime")

@@ -22,10 +22,10 @@ from core.paths import performance_json
 from ops import all_ops
 from storage import Baseline, Database
 
-from .performance_json import frozen_sections, read
+from ..atk.performance_json import frozen_sections, read
+from ..backends.socs import CPU, KNOWN_SOCS
+from ..settings import settings
 from .roofline import Ceilings, record_ceilings, share, stored_ceilings
-from .settings import settings
-from .socs import CPU, KNOWN_SOCS
 
 #: The report's columns; shares are fractions (0.5 is half the ceiling).
 COLUMNS = ("op", "case", "part", "soc", "moved_bytes", "flops", "default_ms", "frozen_ms",
@@ -230,7 +230,7 @@ def report_text(
     if soc is not None and soc not in KNOWN_SOCS:
         raise UserError(f"unknown soc {soc!r}; known socs: {', '.join(KNOWN_SOCS)}")
     if measure:
-        from .backends import get_backend
+        from ..backends import get_backend
 
         soc = record_ceilings(db, get_backend(soc)).soc
     socs = [soc] if soc else report_socs(db)

@@ -19,8 +19,8 @@ from core.errors import UserError
 from ops.spec import Case, OpSpec
 from storage import Database, DeviceCeiling
 
-from .backends import Backend
-from .environment import environment
+from ..backends import Backend
+from ..measure.environment import environment
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 COPY_BYTES = 2**31

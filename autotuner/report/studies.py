@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from storage import Database, StudyRecord
 
-from .search import optuna_storage
+from ..search.study import optuna_storage
 
 
 @dataclass

@@ -9,7 +9,7 @@ from sqlalchemy import select
 
 from storage import Database, StudyRecord
 
-from .search import optuna_storage
+from ..search.study import optuna_storage
 
 #: Columns before the config's and after it; a config's tunables go between, in the order seen.
 LEADING = ("kernel", "case", "soc", "number")

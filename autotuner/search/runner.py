@@ -17,17 +17,17 @@ from ops.spec import Case, KernelSpec, OpSpec
 from storage import Database, Run, StudyRecord, open_database
 from storage.models import utcnow
 
+from ..backends import Backend, get_backend
+from ..cases.options import NO_REQUEST, CaseRequest
+from ..cases.store import kind_for, user_cases
+from ..measure.environment import environment
+from ..measure.toolchain import toolchain
+from ..settings import settings as app_settings
 from . import interrupts, warm_starts
-from .backends import Backend, get_backend
-from .case_store import kind_for, user_cases
 from .claims import ClaimBoard, Owner, bury_dead_runs
-from .environment import environment
 from .pipeline import Pipeline
 from .sampler import STRATEGIES
-from .search import Plan, Progress, Settings, Study, discard_study
-from .settings import settings as app_settings
-from .toolchain import toolchain
-from .user_cases import NO_REQUEST, CaseRequest
+from .study import Plan, Progress, Settings, Study, discard_study
 from .workers import Worker, preparing_lock
 
 #: Where a study's warm starts come from: the winners of its sibling studies.

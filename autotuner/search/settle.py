@@ -21,10 +21,10 @@ from ops.spec import Config
 from storage import Database, StudyRecord
 from storage.models import utcnow
 
-from .backends import Timing
-from .generated_block import BEGIN_MARKER, read_frozen
+from ..atk.generated_block import BEGIN_MARKER, read_frozen
+from ..backends import Timing
+from ..measure.stats import faster_beyond_noise
 from .space import config_key
-from .stats import faster_beyond_noise
 
 #: The best few re-timed against the default before a winner is declared.
 RETIME_CANDIDATES = 3

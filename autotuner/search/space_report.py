@@ -8,7 +8,7 @@ from typing import Any
 from core.errors import UserError
 from ops import get_op
 
-from .backends import soc_profile
+from ..backends import soc_profile
 from .space import space_for
 
 

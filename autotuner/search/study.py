@@ -32,12 +32,12 @@ from core.paths import port_file
 from ops.spec import Case, Config, KernelSpec, OpSpec
 from storage import Database, StudyRecord
 
+from ..measure.toolchain import fingerprint
 from . import interrupts, settle
 from .claims import ClaimBoard
 from .pipeline import Job, Pipeline, Proposal
 from .sampler import Choice, SearchSampler
 from .space import SearchSpace, config_key, space_for
-from .toolchain import fingerprint
 
 
 @dataclass(frozen=True)

@@ -28,10 +28,10 @@ import torch
 from ops import get_op
 from ops.spec import Case, Config
 
-from .accuracy import Errors, judge, measure
-from .backends import Backend, Timing
-from .backends.triton_ascend import overflow_category
-from .host_sync import host_reads, host_scalars
+from ..backends import Backend, Timing
+from ..backends.triton_ascend import overflow_category
+from ..measure.accuracy import Errors, judge, measure
+from ..measure.host_sync import host_reads, host_scalars
 
 
 @dataclass

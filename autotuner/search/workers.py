@@ -59,8 +59,8 @@ def _serve(connection: Connection, soc: str, compile_only: bool, preparing) -> N
 
     from ops.ports import load_port
 
-    from .backends import get_backend
-    from .measure import CaseRunner, Outcome, classify, short
+    from ..backends import get_backend
+    from .trial import CaseRunner, Outcome, classify, short
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"triton\..*")

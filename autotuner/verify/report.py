@@ -18,7 +18,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from .accuracy import ratio
+from ..measure.accuracy import ratio
 from .verify import PHASES, CaseResult, Row
 
 MODES = {"dual": "dual: {}", "golden": "dual: {}, then golden", "single": "golden only"}

@@ -18,8 +18,8 @@ from contextlib import contextmanager
 from core.errors import UserError
 from ops.spec import Case, OpSpec
 
-from .accuracy import Level
-from .backends import Backend, device_indices
+from ..backends import Backend, device_indices
+from ..measure.accuracy import Level
 from .verify import CaseResult, verify_case
 
 #: Backend kind -> the variable that makes a process see some devices only.
@@ -132,7 +132,7 @@ def _serve(soc: str, level: Level, tasks, results) -> None:
 
     from ops import get_op
 
-    from .backends import get_backend
+    from ..backends import get_backend
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"triton\..*")

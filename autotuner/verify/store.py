@@ -8,9 +8,9 @@ from typing import Any
 
 from storage import AccuracyResult, Database
 
-from .accuracy import Errors, ratio
-from .backends import Backend
-from .environment import environment
+from ..backends import Backend
+from ..measure.accuracy import Errors, ratio
+from ..measure.environment import environment
 from .verify import CaseResult, Row
 
 

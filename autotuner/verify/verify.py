@@ -15,9 +15,9 @@ import torch
 from ops.ports import load_port
 from ops.spec import Case, OpSpec
 
-from .accuracy import Errors, Level, Verdict, judge, measure
-from .backends import Backend
-from .generated_block import nearest_warning
+from ..atk.generated_block import nearest_warning
+from ..backends import Backend
+from ..measure.accuracy import Errors, Level, Verdict, judge, measure
 
 #: The phases of a case, in the order they run; `compile` is the part of `port` and `upstream`
 #: spent compiling kernels (or loading them from Triton's cache), where Triton can report it.

@@ -8,7 +8,7 @@ import sys
 
 import torch
 
-from autotuner.atk_compat import BaseApi, register  # ATK's classes, or stand-ins without ATK
+from autotuner.atk.compat import BaseApi, register  # ATK's classes, or stand-ins without ATK
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jagged_dense_flash_attention as kernel  # noqa: E402

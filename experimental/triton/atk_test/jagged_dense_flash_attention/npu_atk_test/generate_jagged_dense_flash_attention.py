@@ -7,7 +7,7 @@
 `python generate_jagged_dense_flash_attention.py [accuracy|performance]` prints the case list as JSON.
 """
 
-from autotuner.atk_cases import case_list, generate_inputs, main
+from autotuner.atk.generate import case_list, generate_inputs, main
 
 OP = "jagged_dense_flash_attention"
 

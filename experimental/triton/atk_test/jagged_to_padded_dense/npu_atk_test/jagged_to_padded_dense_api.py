@@ -6,7 +6,7 @@
 import os
 import sys
 
-from autotuner.atk_compat import BaseApi, register  # ATK's classes, or stand-ins without ATK
+from autotuner.atk.compat import BaseApi, register  # ATK's classes, or stand-ins without ATK
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jagged_to_padded_dense as kernel  # noqa: E402
