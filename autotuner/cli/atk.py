@@ -1,0 +1,28 @@
+"""`autotune lint`: ATK folders against the layout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .common import console, err_console
+
+
+def lint(
+    path: Annotated[Path | None, typer.Argument(help="An op folder or a folder of them.")] = None,
+) -> None:
+    """Check ATK folders against DESIGN.md: files, provenance, license, yaml fields."""
+    from core.paths import ATK_ROOT, project_root
+
+    from ..atk.lint import lint as run_lint
+
+    target = path or project_root() / ATK_ROOT
+    problems = run_lint(target)
+    for problem in problems:
+        console.print(str(problem), markup=False, highlight=False, soft_wrap=True)
+    if problems:
+        err_console.print(f"{len(problems)} problem(s)")
+        raise typer.Exit(1)
+    console.print(f"{target}: no problems")

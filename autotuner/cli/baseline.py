@@ -1,0 +1,145 @@
+"""`autotune baseline` and `autotune check`: the times a case is judged against, and the regression check."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from core.errors import UserError
+
+from ..cases.options import NO_REQUEST, CaseRequest, case_options
+from .common import (
+    DbOption,
+    DeviceOption,
+    GpuSocOption,
+    console,
+    database_of,
+    err_console,
+    quiet_interpreter,
+    short_number,
+)
+
+
+@case_options
+def baseline(
+    op: Annotated[list[str], typer.Option("--op", help="Op name (repeatable).")],
+    soc: DeviceOption,
+    case: Annotated[
+        list[str] | None, typer.Option("--case", help="Only these cases (repeatable).")
+    ] = None,
+    db: DbOption = None,
+    request: CaseRequest = NO_REQUEST,
+) -> None:
+    """Time upstream (the GPU baseline on a GPU), the port's default and its frozen configs."""
+    from ops import get_op
+
+    from ..backends import get_backend
+    from ..baseline.baseline import cases_for, record_baselines
+
+    specs = [get_op(name) for name in op]
+    backend = get_backend(soc)
+    if request.given and len(specs) != 1:
+        raise UserError("--shape and --cases-file name cases of one op; name exactly one --op")
+    asked = {spec.name: request.cases(spec, backend.is_interpreter) for spec in specs}
+    if backend.is_interpreter:
+        quiet_interpreter()
+    database = database_of(db)
+    table = Table(
+        title=f"baselines on {backend.describe()}"
+        + (" (interpreter times)" if backend.is_interpreter else "")
+    )
+    for column in ("op", "case", "part", "source", "median ms", "p20-p80 ms", "n"):
+        table.add_column(column, justify="right" if "ms" in column or column == "n" else "left")
+    available = {
+        spec.name: {c.name: c for c in cases_for(spec, backend, database)} for spec in specs
+    }
+    unknown = [c for c in case or () if not any(c in cases for cases in available.values())]
+    if unknown:
+        valid = sorted({name for cases in available.values() for name in cases})
+        raise UserError(f"unknown case {unknown[0]!r} on {backend.soc}; valid: {', '.join(valid)}")
+    for spec in specs:
+        chosen = [c for name, c in available[spec.name].items() if name in (case or ())]
+        if not case and not asked[spec.name]:
+            chosen = list(available[spec.name].values())
+        chosen += [c for c in asked[spec.name] if c not in chosen]
+        request.register(spec, database)
+        for row in record_baselines(database, spec, backend, chosen):
+            table.add_row(
+                row.op,
+                row.case_name,
+                row.part,
+                row.source,
+                short_number(row.median_ms),
+                f"{short_number(row.p20_ms)}-{short_number(row.p80_ms)}",
+                str(row.n),
+            )
+    console.print(table)
+
+
+@case_options
+def check(
+    op: Annotated[str, typer.Option("--op", help="The op to check.")],
+    soc: DeviceOption,
+    db: DbOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="A JSON list on stdout.")] = False,
+    threshold: Annotated[
+        float | None,
+        typer.Option(
+            help="Slow-down of the median (a share) beyond which a significant one is a "
+            "regression (default: AUTOTUNE_CHECK_THRESHOLD, else 0.05)."
+        ),
+    ] = None,
+    gpu_soc: GpuSocOption = None,
+    request: CaseRequest = NO_REQUEST,
+) -> None:
+    """Re-time the frozen port against its baselines; exit 1 on a significant slow-down."""
+    import json
+
+    from ops import get_op
+
+    from ..backends import get_backend
+    from ..baseline.check import ALPHA
+    from ..baseline.check import check as run_check
+    from ..settings import settings
+
+    spec = get_op(op)
+    backend = get_backend(soc)
+    if backend.is_interpreter:
+        quiet_interpreter()
+    threshold = settings().check_threshold if threshold is None else threshold
+    only = [c.name for c in request.cases(spec, backend.is_interpreter)] or None
+    report = run_check(database_of(db), spec, backend, threshold, cases=only, gpu_soc=gpu_soc)
+    if as_json:
+        print(json.dumps([c.as_dict() for c in report.checked], indent=1))
+    else:
+        table = Table(
+            title=f"check of {op} on {backend.describe()}: a regression is a frozen/reference "
+            f"ratio > {threshold:.0%} above its baseline's, with p < {ALPHA}, in two rounds"
+            + (" (interpreter times, never a performance claim)" if backend.is_interpreter else "")
+        )
+        for column in ("case", "part", "label", "reference", "baseline ms", "now ms",
+                       "ratio change %", "p-value", "absolute change %", "GPU ratio", "verdict"):  # fmt: skip
+            numeric = column not in ("case", "part", "label", "reference", "verdict")
+            table.add_column(column, justify="right" if numeric else "left")
+        for c in report.checked:
+            v = c.verdict
+            table.add_row(
+                v.case_name, v.part, v.label or "-", v.reference_source or "-",
+                short_number(c.baseline.median_ms), short_number(v.median_ms), f"{v.change:+.1%}", short_number(v.p_value),
+                f"{v.absolute_change:+.1%}", short_number(v.gpu_ratio),
+                "[red]REGRESSED[/]" if v.regressed else "[green]ok[/]",
+            )  # fmt: skip
+        console.print(table)
+    for line in report.skipped:
+        err_console.print(f"not checked: {line}", markup=False, highlight=False)
+    for c in report.checked:
+        if c.toolchain_changes:
+            err_console.print(
+                f"stale: {c.verdict.case_name} {c.verdict.part} was frozen under another "
+                f"toolchain ({'; '.join(c.toolchain_changes)}); tune it again",
+                markup=False, highlight=False,
+            )  # fmt: skip
+    if report.regressed:
+        raise typer.Exit(1)

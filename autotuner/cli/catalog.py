@@ -1,0 +1,73 @@
+"""`autotune space`, `autotune cases` and `autotune ops`: what there is to tune."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from .common import DbOption, DeviceOption, NpuModeOption, console, database_of
+
+
+def space(
+    op: Annotated[str, typer.Option("--op", help="The op.")],
+    kernel: Annotated[str, typer.Option("--kernel", help="One kernel of the op.")],
+    case: Annotated[
+        str, typer.Option("--case", help="One case of the op (accuracy or performance).")
+    ],
+    soc: DeviceOption,
+    npu_mode: NpuModeOption = "simd",
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """A kernel's search space on a case and soc: every config, feasible or rejected and why."""
+    import json
+
+    from ..search.space_report import describe, render
+
+    report = describe(op, kernel, case, soc, npu_mode)
+    print(json.dumps(report) if as_json else render(report))
+
+
+def list_cases(
+    op: Annotated[str, typer.Option("--op", help="The op.")],
+    db: DbOption = None,
+) -> None:
+    """The op's cases: built-in (accuracy, performance) and the user's (cases/<op>.yaml, database)."""
+    from ops import get_op
+
+    from ..cases.store import user_cases
+
+    spec = get_op(op)
+    table = Table(title=f"{op}: cases")
+    for column in ("case", "kind", "shape", "dtype", "rows", "mean length", "max length", "source"):
+        table.add_column(
+            column, justify="right" if "length" in column or column == "rows" else "left"
+        )
+    rows = [(c, c.kind, "") for kind in ("accuracy", "performance") for c in spec.cases(kind)]  # type: ignore[arg-type]
+    rows += [
+        (c, "user", str(e.get("source", "")))
+        for c, e in user_cases(spec, "performance", database_of(db))
+    ]
+    for case, kind, source in rows:
+        lengths = case.lengths or (0,)
+        table.add_row(
+            case.name, kind, " ".join(f"{k}={v}" for k, v in case.shape.items()), case.dtype,
+            str(spec.jagged_rows(case)), f"{sum(lengths) / len(lengths):.1f}", str(max(lengths)), source,
+        )  # fmt: skip
+    console.print(table)
+
+
+def list_ops() -> None:
+    """The ops, their kernels and tunables."""
+    from ops import all_ops
+
+    table = Table()
+    for column in ("op", "kernel", "tunables", "cases (accuracy / performance)"):
+        table.add_column(column)
+    for spec in all_ops().values():
+        for kernel in spec.kernels:
+            tunables = ", ".join(f"{t.name} {list(t.values)}" for t in kernel.tunables)
+            counts = f"{len(spec.cases('accuracy'))} / {len(spec.cases('performance'))}"
+            table.add_row(spec.name, kernel.name, tunables, counts)
+    console.print(table)

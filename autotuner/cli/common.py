@@ -1,0 +1,66 @@
+"""What the command modules share: the consoles, the common options and a few formatters."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+console = Console(width=max(Console().width, 200))
+err_console = Console(stderr=True)
+
+OpOption = Annotated[list[str] | None, typer.Option("--op", help="Op name (repeatable).")]
+SocOption = Annotated[
+    str | None,
+    typer.Option("--soc", help="cpu (Triton interpreter), a GPU such as H200, or an Ascend soc."),
+]
+DeviceOption = Annotated[
+    str, typer.Option("--soc", help="The device: a GPU such as H200, an NPU, or cpu.")
+]
+NpuModeOption = Annotated[
+    str,
+    typer.Option(
+        "--npu-mode",
+        help="Ascend only: simd (the default) or simt (950 family: compile_mode=simt_only, warps searched).",
+    ),
+]
+DbOption = Annotated[
+    str | None,
+    typer.Option(help="Database URL (default: AUTOTUNE_DB, else sqlite:///autotune.db)."),
+]
+GpuSocOption = Annotated[
+    str | None,
+    typer.Option(
+        "--gpu-soc",
+        help="The GPU whose upstream times are the GPU baseline, e.g. H200 (default: "
+        "AUTOTUNE_GPU_SOC, else the newest upstream row measured on any GPU).",
+    ),
+]
+
+
+def database_of(url: str | None):
+    """The database of `--db`, else of the settings (AUTOTUNE_DB, else sqlite:///autotune.db)."""
+    from storage import open_database
+
+    from ..settings import settings
+
+    return open_database(url or settings().db)
+
+
+def quiet_interpreter() -> None:
+    # numpy warns about masked-out lanes (0/0, log 0) the interpreter still computes.
+    warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"triton\..*")
+
+
+def short_number(x: float | None) -> str:
+    if x is None:
+        return "-"
+    if x == float("inf"):
+        return "inf"
+    return f"{x:.2g}" if 1e-2 <= abs(x) < 1e3 or x == 0 else f"{x:.1e}"
+
+
+def config_text(config: dict | None) -> str:
+    return " ".join(f"{k}={v}" for k, v in (config or {}).items())

@@ -1,0 +1,79 @@
+"""`autotune freeze`: the winners into the ATK folder and frozen_configs/."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from core.errors import UserError
+
+from ..backends.socs import CPU
+from ..cases.options import NO_REQUEST, CaseRequest, case_options
+from .common import DbOption, GpuSocOption, config_text, console, database_of
+
+
+@case_options
+def freeze(
+    op: Annotated[str, typer.Option("--op", help="The op to freeze.")],
+    soc: Annotated[str, typer.Option("--soc", help="The soc whose winners are frozen.")],
+    label: Annotated[
+        str | None,
+        typer.Option(help="Round label, e.g. M1 or M2 (default: the last one, else M1)."),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the diff, write nothing.")
+    ] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="Freeze studies with fewer completed trials than the minimum."
+        ),
+    ] = False,
+    db: DbOption = None,
+    gpu_soc: GpuSocOption = None,
+    request: CaseRequest = NO_REQUEST,
+) -> None:
+    """Write each study's verified winner into the kernel file, the performance json and frozen_configs/."""
+    from ops import get_op
+
+    from ..backends.socs import KNOWN_SOCS
+    from ..freeze.freeze import freeze as run_freeze
+
+    spec = get_op(op)
+    if soc not in KNOWN_SOCS:
+        raise UserError(f"unknown soc {soc!r}; known socs: {', '.join(KNOWN_SOCS)}")
+    only = request.cases(spec, soc == CPU) or None
+    result = run_freeze(
+        database_of(db),
+        spec,
+        soc,
+        label=label,
+        dry_run=dry_run,
+        force=force,
+        cases=only,
+        gpu_soc=gpu_soc,
+    )
+    for entry in result.entries:
+        if entry.kept:
+            console.print(
+                f"kept: within noise: {entry.kernel} {entry.case} stays at "
+                f"{config_text(entry.config)} (the study's best did not beat it in an A/B)",
+                markup=False, highlight=False,
+            )  # fmt: skip
+    if dry_run:
+        console.print(result.diff() or "no change", markup=False, highlight=False, soft_wrap=True)
+        return
+    console.print(
+        f"froze {len(result.entries)} (kernel, case) winners of {op} on {soc} as {result.label}"
+    )
+    for path in result.changed:
+        console.print(f"  wrote {path}", markup=False, highlight=False)
+    if not result.changed:
+        console.print("  nothing changed")
+    if result.untuned:
+        console.print(
+            f"  not tuned on {soc} (launchers use the nearest frozen case or the default): {', '.join(result.untuned)}"
+        )
+    if result.version_recorded:
+        console.print(f"  recorded frozen version {result.label} in the database")

@@ -1,0 +1,194 @@
+"""`autotune run` and `autotune status`: the search and its studies."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from core.errors import UserError
+
+from ..backends.socs import CPU
+from ..cases.options import NO_REQUEST, CaseRequest, case_options
+from .common import (
+    DbOption,
+    NpuModeOption,
+    SocOption,
+    config_text,
+    console,
+    database_of,
+    err_console,
+    quiet_interpreter,
+    short_number,
+)
+
+
+def _parse_trials(text: str) -> int | float:
+    """`48` -> 48 trials; `25%` -> 0.25 of the feasible configs."""
+    try:
+        return float(text[:-1]) / 100 if text.endswith("%") else int(text)
+    except ValueError:
+        raise UserError(
+            f"malformed --trials {text!r}: a number such as 48, or a share such as 25%"
+        ) from None
+
+
+def _summary_table(summaries, title: str) -> Table:
+    table = Table(title=title)
+    for column in ("kernel", "case", "soc", "strategy", "trials ok/failed/infeasible", "default ms", "best ms",
+                   "verdict", "speedup", "winner"):  # fmt: skip
+        table.add_column(column, justify="right" if column.endswith(("ms", "speedup")) else "left")
+    if any(s.soc == CPU for s in summaries):
+        table.caption = "soc cpu: Triton interpreter times: they exercise the search, they are not performance numbers"
+    for s in summaries:
+        failures = ", ".join(f"{k} {v}" for k, v in sorted(s.failures.items()))
+        verdict = s.verdict
+        if verdict is None:
+            verdict_text, speedup, winner = (
+                "open",
+                short_number(s.best_speedup),
+                config_text(s.best_config),
+            )
+        else:
+            verdict_text = "beats default" if verdict["beats_default"] else "default kept"
+            if verdict.get("kept_frozen") and verdict.get("reason", "").startswith("kept"):
+                verdict_text = "kept: within noise of the frozen config"
+            speedup = f"{verdict['speedup']:.2f}x" if verdict.get("speedup") else "-"
+            winner = config_text(verdict["winner"])
+        if s.stale:
+            verdict_text += " (stale: a newer study ran under another toolchain)"
+        table.add_row(
+            s.kernel, s.case, s.soc, s.strategy,
+            f"{s.complete}/{sum(s.failures.values())}/{s.infeasible} of {s.budget}" + (f" ({failures})" if failures else ""),
+            short_number(s.default_ms), short_number(s.best_ms), verdict_text, speedup, winner,
+        )  # fmt: skip
+    return table
+
+
+@case_options
+def run(
+    op: Annotated[str, typer.Option("--op", help="The op to tune.")],
+    soc: SocOption = None,
+    kernel: Annotated[
+        list[str] | None, typer.Option("--kernel", help="Only this kernel (repeatable).")
+    ] = None,
+    case: Annotated[
+        list[str] | None, typer.Option("--case", help="Only this case (repeatable).")
+    ] = None,
+    trials: Annotated[
+        str,
+        typer.Option(
+            help="Measured configs per study: a number, or a share of the feasible space such as 25%."
+        ),
+    ] = "48",
+    db: DbOption = None,
+    seed: Annotated[int, typer.Option(help="Seed of the sampler.")] = 0,
+    timeout: Annotated[
+        float, typer.Option(help="Seconds a trial may take before its worker is replaced.")
+    ] = 300.0,
+    restart: Annotated[
+        bool,
+        typer.Option(
+            "--restart",
+            help="Discard the selected studies' trials and verdicts first and search them again "
+            "(refused while live processes are measuring them, unless --force).",
+        ),
+    ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="--restart even studies live processes are measuring.")
+    ] = False,
+    sampler: Annotated[
+        str,
+        typer.Option(
+            help="local (default, warm starts, local search, TPE steps), tpe, gp, random or "
+            "exhaustive; where the feasible configs fit the budget, every one is measured."
+        ),
+    ] = "local",
+    quiet: Annotated[bool, typer.Option("--quiet", help="No live display and no table.")] = False,
+    npu_mode: NpuModeOption = "simd",
+    request: CaseRequest = NO_REQUEST,
+) -> None:
+    """Search launch configs: one Optuna study per (kernel, case, soc), every trial logged."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from storage import open_database
+
+    from ..report.studies import summarize
+    from ..search import runner
+    from ..settings import settings
+
+    url = db or settings().db
+    quiet_interpreter()
+    progress = Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[status]}"),
+        TimeElapsedColumn(), TimeRemainingColumn(), console=console, disable=quiet,
+    )  # fmt: skip
+    tasks: dict[str, int] = {}
+
+    def on_study(plan) -> None:
+        total = min(plan.budget, len(plan.feasible))
+        tasks[plan.name] = progress.add_task(
+            f"{plan.kernel.name} {plan.case.name}", total=total, status=plan.strategy
+        )
+
+    def on_progress(p) -> None:
+        parts = []
+        if p.best_ms is not None:
+            parts.append(f"best {p.best_ms:.4g} ms" + (" (interpreter)" if soc == CPU else ""))
+            if p.default_ms:
+                parts.append(f"{p.default_ms / p.best_ms:.2f}x default")
+        failures = {**p.failures, **({"infeasible": p.infeasible} if p.infeasible else {})}
+        if failures:
+            parts.append("failed: " + ", ".join(f"{k} {v}" for k, v in sorted(failures.items())))
+        progress.update(tasks[p.name], completed=p.used, status="; ".join(parts))
+
+    try:
+        with progress:
+            records = runner.run(op, soc, kernels=kernel, cases=case, trials=_parse_trials(trials), db_url=url, seed=seed,
+                                 timeout_s=timeout, restart=restart, npu_mode=npu_mode, request=request,
+                                 force=force, sampler=sampler, on_study=on_study,
+                                 on_progress=on_progress)  # fmt: skip
+    except KeyboardInterrupt:
+        err_console.print(
+            "interrupted: the database is consistent; run the same command again to resume"
+        )
+        raise typer.Exit(130) from None
+    if not quiet:
+        names = {r.name for r in records}
+        summaries = [s for s in summarize(open_database(url), op=op) if s.name in names]
+        console.print(_summary_table(summaries, f"autotune run --op {op}: {len(records)} studies"))
+
+
+def status(
+    db: DbOption = None,
+    op: Annotated[str | None, typer.Option(help="Only this op.")] = None,
+    soc: SocOption = None,
+) -> None:
+    """Studies with trial counts by state, best config and speedup over the default."""
+
+    from ..backends.socs import is_npu_soc
+    from ..report.studies import summarize
+
+    summaries = summarize(database_of(db), op=op, soc=soc)
+    if not summaries:
+        console.print("no studies yet")
+        return
+    for op_name in sorted({s.op for s in summaries}):
+        group = [s for s in summaries if s.op == op_name]
+        table = _summary_table(group, op_name)
+        if any(is_npu_soc(s.soc) for s in group):
+            # ub_overflow failures per study: how often the static unified-buffer model missed.
+            rows = list(zip(*(list(column.cells) for column in table.columns), strict=True))
+            table = _summary_table([], op_name)
+            table.add_column("UB misses", justify="right")
+            for cells, s in zip(rows, group, strict=True):
+                table.add_row(*cells, str(s.ub_misses) if is_npu_soc(s.soc) else "-")
+        console.print(table)

@@ -1,0 +1,59 @@
+"""`autotune export` and `autotune import`: results between databases."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from core.errors import UserError
+
+from .common import DbOption, OpOption, console, database_of
+
+
+def export(
+    file: Annotated[Path, typer.Argument(help="The JSON file to write.")],
+    op: OpOption = None,
+    soc: Annotated[str | None, typer.Option("--soc", help="Only this soc.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Write baselines, frozen versions, accuracy verdicts and ceilings to a versioned JSON file."""
+    from ops import get_op
+    from storage.transfer import export_document, write_export
+
+    from ..backends.socs import KNOWN_SOCS
+
+    ops = [get_op(name).name for name in op or []]
+    if soc and soc not in KNOWN_SOCS:
+        raise UserError(f"unknown soc {soc!r}; known socs: {', '.join(KNOWN_SOCS)}")
+    document = export_document(database_of(db), ops, soc)
+    write_export(file, document)
+    console.print(
+        f"exported {len(document['baselines'])} baselines and "
+        f"{len(document['frozen_versions'])} frozen versions, {len(document['accuracy'])} "
+        f"accuracy verdicts and {len(document['ceilings'])} device ceilings to {file}",
+        markup=False,
+        highlight=False,
+    )
+
+
+def import_(
+    file: Annotated[Path, typer.Argument(help="A file written by `autotune export`.")],
+    db: DbOption = None,
+) -> None:
+    """Add the rows of an export (`autotune export`); rows already there are skipped."""
+
+    from storage.transfer import import_document, parse_document, read_export
+
+    document = read_export(file)
+    parse_document(document)  # a malformed file is refused before any database is opened
+    result = import_document(database_of(db), document)
+    console.print(
+        f"imported {file}: {result.baselines_added} baselines added, {result.baselines_skipped} "
+        f"skipped; {result.versions_added} frozen versions added, {result.versions_skipped} skipped; "
+        f"{result.accuracy_added} accuracy verdicts added, {result.accuracy_skipped} skipped; "
+        f"{result.ceilings_added} device ceilings added, {result.ceilings_skipped} skipped",
+        markup=False,
+        highlight=False,
+    )

@@ -1,0 +1,112 @@
+"""`autotune verify`: the accuracy proof, case by case."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from core.errors import UserError
+
+from ..cases.options import NO_REQUEST, CaseRequest, case_options
+from .common import DbOption, OpOption, SocOption, console, database_of, quiet_interpreter
+
+
+@case_options
+def verify(
+    op: OpOption = None,
+    all_ops: Annotated[bool, typer.Option("--all", help="Every op.")] = False,
+    soc: SocOption = None,
+    dtype: Annotated[
+        str | None, typer.Option("--dtype", help="Only cases of this dtype (fp32, fp16, bf16).")
+    ] = None,
+    cases: Annotated[
+        str | None,
+        typer.Option(
+            help="accuracy, performance, user (cases/<op>.yaml) or all; default: accuracy on "
+            "cpu, all on a device."
+        ),
+    ] = None,
+    level: Annotated[str | None, typer.Option(help="Dual-reference level L0, L1 or L2.")] = None,
+    request: CaseRequest = NO_REQUEST,
+    jobs: Annotated[
+        int | None,
+        typer.Option(help="Processes running cases; default: one per device of the soc, 1 on cpu."),
+    ] = None,
+    db: DbOption = None,
+    profile: Annotated[
+        bool, typer.Option("--profile", help="Seconds per case and phase, and per op.")
+    ] = False,
+) -> None:
+    """Port and upstream against a float64 CPU golden (CANN dual-reference metrics); verdicts stored."""
+    from ops import all_ops as known_ops
+    from ops import get_op
+    from ops.spec import canonical_dtype
+
+    from ..backends import get_backend
+    from ..cases.store import kind_for, user_cases
+    from ..settings import settings
+    from ..verify.report import VerifyReport
+    from ..verify.runner import default_jobs, run_cases
+    from ..verify.store import AccuracyStore
+
+    if not op and not all_ops:
+        raise UserError("name an op with --op, or use --all")
+    if all_ops and request.given:
+        raise UserError(
+            "--shape and --cases-file name cases of one op; use them with --op, not --all"
+        )
+    request.check()
+    names = list(known_ops()) if all_ops else list(dict.fromkeys(op or []))
+    specs = [get_op(name) for name in names]
+    want_dtype = canonical_dtype(dtype) if dtype else None
+    level = level or settings().precision_level
+    if level not in ("L0", "L1", "L2"):
+        raise UserError(f"unknown level {level!r}; use L0, L1 or L2")
+    backend = get_backend(soc)
+    quiet_interpreter()
+    kinds = {
+        "accuracy": ["accuracy"],
+        "performance": ["performance"],
+        "user": ["user"],
+        "all": ["accuracy", "performance", "user"],
+    }
+    chosen = cases or ("accuracy" if backend.is_interpreter else "all")
+    if chosen not in kinds:
+        raise UserError(f"unknown --cases {chosen!r}; use accuracy, performance or all")
+
+    todo = []
+    for spec in specs:
+        if request.given:
+            if len(specs) != 1:
+                raise UserError(
+                    "--shape and --cases-file name cases of one op; name exactly one --op"
+                )
+            # Offsets pass as given: the launchers' checked mode names what is wrong with them.
+            todo += [(spec, c) for c in request.cases(spec, backend.is_interpreter, strict=False)]
+            continue
+        for kind in kinds[chosen]:
+            found = (
+                [c for c, _ in user_cases(spec, kind_for(backend.is_interpreter))]
+                if kind == "user"
+                else spec.cases(kind)  # type: ignore[arg-type]
+            )
+            todo += [(spec, c) for c in found if want_dtype in (None, c.dtype)]
+    if not todo:
+        raise UserError(
+            f"no {chosen} case matches the given --dtype" if dtype else f"no {chosen} case"
+        )
+
+    if jobs is not None and jobs < 1:
+        raise UserError(f"--jobs must be at least 1, not {jobs}")
+    database = database_of(db)  # a bad URL fails before any case runs
+    store = AccuracyStore(database, backend, level)
+    jobs = min(default_jobs(backend) if jobs is None else jobs, len(todo))
+    title = f"verify on {backend.describe()}, dual-reference level {level}, {jobs} process(es)"
+    with VerifyReport(console, title, len(todo), jobs, profile) as report:
+        for result in run_cases(todo, backend, level, jobs):  # type: ignore[arg-type]
+            store.add(result)
+            report.add(result)
+    report.summary(f"stored {store.count} verdicts in {database.engine.url}")
+    if report.failed:
+        raise typer.Exit(1)
