@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from core.errors import UserError
 from core.limits import DeviceLimits
 
-from ..socs import CPU, KNOWN_SOCS, NPU_SOCS, is_npu_soc, soc_from_device_name
 from .base import Backend, Timing
 from .cpu import CpuBackend
 from .cuda import SHARED_MEMORY_PER_BLOCK_OPTIN, CudaBackend
@@ -22,6 +21,7 @@ from .npu import (
     npu_option_defaults,
     npu_soc,
 )
+from .socs import CPU, KNOWN_SOCS, NPU_SOCS, is_npu_soc, soc_from_device_name
 
 __all__ = [
     "Backend",
