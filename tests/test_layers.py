@@ -57,28 +57,86 @@ def _known(name: str, modules: dict[str, Path]) -> str | None:
     return name or None
 
 
-def imports_of(name: str, modules: dict[str, Path]) -> set[str]:
-    """Our modules that `name` imports anywhere in its file (module level and functions alike)."""
-    path = modules[name]
+def _imported_names(name: str, path: Path) -> list[tuple[int, str, str | None]]:
+    """(line, module, name imported from it or None) of every import in the file, module level
+    and functions alike, relative ones made absolute."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found = set()
+    found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
-            found.update(_known(alias.name, modules) for alias in node.names)
+            found += [(node.lineno, alias.name, None) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 parts = package.split(".")
                 parent = ".".join(parts[: len(parts) - node.level + 1])
                 base = f"{parent}.{base}" if base else parent
-            for alias in node.names:
-                found.add(_known(f"{base}.{alias.name}", modules) or _known(base, modules))
+            found += [(node.lineno, base, alias.name) for alias in node.names]
+    return found
+
+
+def imports_of(name: str, modules: dict[str, Path]) -> set[str]:
+    """Our modules that `name` imports: a `from` import names a module or an attribute of one."""
+    found = set()
+    for _, module, attribute in _imported_names(name, modules[name]):
+        if attribute and f"{module}.{attribute}" in modules:
+            found.add(f"{module}.{attribute}")
+        else:
+            found.add(_known(module, modules))
     return {target for target in found if target and target != name}
 
 
 def import_graph(root: Path, packages: tuple[str, ...]) -> Graph:
     modules = find_modules(root, packages)
     return {name: imports_of(name, modules) for name in modules}
+
+
+def _top_level_names(path: Path) -> set[str]:
+    """Names a module binds at its top level: what `from module import name` may ask for."""
+    names: set[str] = set()
+    statements = list(ast.parse(path.read_text(encoding="utf-8")).body)
+    while statements:
+        node = statements.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+        elif isinstance(node, ast.If | ast.Try | ast.With):
+            statements += [
+                *node.body,
+                *getattr(node, "orelse", ()),
+                *getattr(node, "finalbody", ()),
+            ]
+            statements += [s for h in getattr(node, "handlers", ()) for s in h.body]
+    return names
+
+
+def missing_modules(
+    root: Path, packages: tuple[str, ...], others: tuple[str, ...] = ()
+) -> list[str]:
+    """`file:line name` for each import of the packages (from their modules and from the Python
+    files under `others`) that names no module or module attribute of them: a module that moved
+    away, which an installed copy elsewhere must not answer for."""
+    modules = find_modules(root, packages)
+    files = [(name, path) for name, path in modules.items()]
+    files += [("", path) for folder in others for path in sorted((root / folder).rglob("*.py"))]
+    found = set()
+    for name, path in files:
+        for line, module, attribute in _imported_names(name, path):
+            if module.split(".")[0] not in packages:
+                continue
+            if module not in modules:
+                found.add(f"{path.relative_to(root)}:{line} {module}")
+            elif (
+                attribute
+                and f"{module}.{attribute}" not in modules
+                and attribute not in _top_level_names(modules[module])
+            ):
+                found.add(f"{path.relative_to(root)}:{line} {module}.{attribute}")
+    return sorted(found)
 
 
 def _unit(name: str, layers: tuple[tuple[str, ...], ...]) -> tuple[str, int]:
@@ -145,6 +203,10 @@ def test_no_import_goes_up():
     assert upward_imports(import_graph(ROOT, PACKAGES), LAYERS) == []
 
 
+def test_every_import_names_a_module():
+    assert missing_modules(ROOT, PACKAGES, ("tests", "benchmarks", "experimental")) == []
+
+
 def test_no_import_cycle():
     assert import_cycles(import_graph(ROOT, PACKAGES)) == []
 
@@ -158,16 +220,16 @@ def test_no_autotuner_module_over_500_lines():
     assert long == {}
 
 
-def test_the_checks_see_an_upward_import_and_a_cycle_inside_functions(tmp_path):
+def test_the_checks_see_an_upward_import_a_cycle_and_a_missing_module(tmp_path):
     files = {
         "low/__init__.py": "",
         "low/base.py": "def f():\n    from high.top import g\n",
         "mid/__init__.py": "",
-        "mid/a.py": "from . import b\n",
+        "mid/a.py": "from . import b\n\nx = 1\n",
         "mid/b.py": "def h():\n    from .a import x\n",
         "side/__init__.py": "from mid.a import x\n",
         "high/__init__.py": "",
-        "high/top.py": "from mid.b import h\nimport side\n",
+        "high/top.py": "from mid.b import h\nimport side\nfrom mid.gone import y\nfrom mid import a, c\ng = 1\n",
     }
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -179,3 +241,7 @@ def test_the_checks_see_an_upward_import_and_a_cycle_inside_functions(tmp_path):
         "side -> mid.a (side may not import mid)",
     ]
     assert import_cycles(graph) == [["mid.a", "mid.b"]]
+    assert missing_modules(tmp_path, ("low", "mid", "side", "high")) == [
+        "high/top.py:3 mid.gone",
+        "high/top.py:4 mid.c",
+    ]
