@@ -2,7 +2,7 @@
 
     python benchmarks/frozen_speedups.py --soc H200 [--op OP ...]
 
-The table of `autotune report` (autotuner.perf_report.verdict_speedups) in this script's own
+The table of `autotune report` (autotuner.report.performance.verdict_speedups) in this script's own
 layout. Each (kernel, case) entry `autotune freeze` wrote carries its verdict's speedup: the
 frozen config against upstream's default config, re-timed interleaved on the device when it was
 tuned. Entries without one (nothing frozen, or frozen on the interpreter) are left out. Needs no

@@ -2,11 +2,11 @@
 
     python benchmarks/roofline.py --soc H200 --db URL [--op OP ...]    # on the device
 
-Measures the device's ceilings and stores them (autotuner.roofline), then prints `autotune
-report`'s rows (autotuner.perf_report) in this script's layout: per op, performance case and part
-with both a "port_default" and a "port_frozen" baseline (`autotune baseline`), the bytes and flops
-the part must move and compute, both times, and their fractions of the ceilings; the larger of
-the two fractions is the one that bounds. Then the geometric mean of frozen over default.
+Measures the device's ceilings and stores them (autotuner.report.roofline), then prints `autotune
+report`'s rows (autotuner.report.performance) in this script's layout: per op, performance case
+and part with both a "port_default" and a "port_frozen" baseline (`autotune baseline`), the bytes
+and flops the part must move and compute, both times, and their fractions of the ceilings; the
+larger of the two fractions is the one that bounds. Then the geometric mean of frozen over default.
 """
 
 from __future__ import annotations

@@ -44,5 +44,5 @@ def frozen_configs_file(soc: str, op: str, root: Path | None = None) -> Path:
 
 
 def cases_file(op: str, root: Path | None = None) -> Path:
-    """The op's user cases (`autotuner.case_store`), kept in the repository like frozen configs."""
+    """The op's user cases (`autotuner.cases.store`), kept in the repository like frozen configs."""
     return (root or project_root()) / "cases" / f"{op}.yaml"

@@ -231,7 +231,7 @@ def block_at_most(tunable: str, bound: Callable[[Case], int], what: str) -> Cons
 
 @dataclass(frozen=True)
 class Upstream:
-    """Where the upstream kernels of an op come from (see autotuner.upstream)."""
+    """Where the upstream kernels of an op come from (see core.upstream)."""
 
     file: str  # relative to the fbgemm_gpu package, e.g. "sll/triton/triton_jagged_softmax.py"
     sha256: str

@@ -1,4 +1,5 @@
-"""Storage: SQLAlchemy 2.0 models and sessions; Optuna's own tables live in the same database."""
+"""Storage: SQLAlchemy 2.0 models and sessions, and export and import between databases
+(`transfer`); Optuna's own tables live in the same database."""
 
 from .db import Database, open_database
 from .models import (

@@ -107,7 +107,8 @@ class StudyRecord(Base):
     default_config: Mapped[dict[str, Any]]
     feasible_size: Mapped[int] = mapped_column(Integer)
     strategy: Mapped[str] = mapped_column(String(32))  # "exhaustive" or "tpe"
-    #: Compiler and runtime versions and the launchers' hash it ran under (autotuner.toolchain).
+    #: Compiler and runtime versions and the launchers' hash it ran under
+    #: (autotuner.measure.toolchain).
     toolchain: Mapped[dict[str, Any] | None]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     #: Outcome of the interleaved re-timing: winner, default, their numbers, beats_default.
@@ -283,7 +284,7 @@ class AccuracyResult(Base):
     passed: Mapped[bool] = mapped_column(Boolean)
     mode: Mapped[str] = mapped_column(String(16))  # dual, golden (the RFC's fallback), single
     reason: Mapped[str] = mapped_column(String(1000))  # why it failed, or ""
-    toolchain: Mapped[dict[str, Any]]  # autotuner.environment.environment()
+    toolchain: Mapped[dict[str, Any]]  # autotuner.measure.environment.environment()
     verified_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 

@@ -375,7 +375,7 @@ def test_multibuffer_is_an_on_off_category_kept_as_booleans():
     params = space.to_params(config)
     assert space.from_params(params) == config and params["multibuffer"] is False
     assert config_key(config) == '{"BLOCK_L":16,"BLOCK_T":64,"multibuffer":false}'
-    # As search.py records a statically rejected config.
+    # As a study (autotuner.search.study) records a statically rejected config.
     trial = create_trial(params=params, distributions=distributions, state=TrialState.FAIL)
     assert trial.params == params
     assert space.neighbors(config) == [

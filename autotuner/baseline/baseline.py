@@ -33,7 +33,7 @@ REPS, MIN_MS, ROUNDS = 50, 50.0, 5
 
 
 def no_host_reads(call: Callable[[], object], inputs: dict, what: str) -> Callable[[], object]:
-    """`call`, after checking that it never waits for the device (`autotuner.host_sync`)."""
+    """`call`, after checking that it never waits for the device (`autotuner.measure.host_sync`)."""
     reads = host_reads(call, host_scalars(inputs))
     if reads:
         raise UserError(

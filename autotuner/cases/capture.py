@@ -42,7 +42,7 @@ class Seen:
 
     calls: int = 0
     kernels: Counter[str] = field(default_factory=Counter)
-    #: Histogram bin (`case_store.edge`) -> sequences, over every call whose offsets were found.
+    #: Histogram bin (`store.edge`) -> sequences, over every call whose offsets were found.
     bins: Counter[int] = field(default_factory=Counter)
 
 

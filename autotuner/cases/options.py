@@ -3,7 +3,7 @@
 `@case_options` gives a typer command `--shape B=..,max_seq_len=..,D=..` with one of `--offsets`,
 `--lengths-file` or `--lengths-dist`, `--dtype` (unless the command has its own) and
 `--cases-file`; the command receives them as one `CaseRequest`, which turns them into named cases
-(`autotuner.case_store`) and registers those in the repository's cases file and the database.
+(`autotuner.cases.store`) and registers those in the repository's cases file and the database.
 """
 
 from __future__ import annotations

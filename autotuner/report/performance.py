@@ -4,9 +4,9 @@ ratio to the GPU baseline and the share of the roofline, with geometric means; a
 
 From the database: the newest "port_default" and "port_frozen" baselines of the soc (`autotune
 baseline`), the newest upstream baseline on a GPU (any soc), the newest stored ceilings of the soc
-(`autotuner.roofline`). Interpreter times are never in it. From the committed performance json:
-each frozen (kernel, case)'s verdict speedup, the frozen config re-timed interleaved with the
-default when it was tuned.
+(`autotuner.report.roofline`). Interpreter times are never in it. From the committed performance
+json: each frozen (kernel, case)'s verdict speedup, the frozen config re-timed interleaved with
+the default when it was tuned.
 """
 
 from __future__ import annotations

@@ -115,7 +115,7 @@ class Plan:
     budget: int  # measured configs (complete or failed), statically rejected ones not counted
     #: Why the static constraints would reject the default, which is measured all the same.
     default_violation: str | None = None
-    #: Compiler and runtime versions and the launchers' hash (`autotuner.toolchain`).
+    #: Compiler and runtime versions and the launchers' hash (`autotuner.measure.toolchain`).
     toolchain: dict[str, str] | None = None
 
     @classmethod
@@ -134,8 +134,8 @@ class Plan:
     ) -> Plan:
         """`trials`: a number of measured configs, or a float in (0, 1]: that share of the
         feasible configs. `option_defaults`: the backend's (`Backend.option_defaults`).
-        `toolchain` (`autotuner.toolchain`) joins the study's name: another toolchain, another
-        study. `sampler`: the strategy where the feasible configs exceed the budget
+        `toolchain` (`autotuner.measure.toolchain`) joins the study's name: another toolchain,
+        another study. `sampler`: the strategy where the feasible configs exceed the budget
         (`sampler.STRATEGIES`); where they fit, every one is measured."""
         space = space_for(kernel, launch_options, option_defaults)
         default = space.complete(kernel.default(case))
@@ -364,7 +364,7 @@ class Study:
             "worker": self.worker_name,
             "soc": self.plan.soc,
             "compile_s": outcome.get("compile_s", 0.0),
-            **(outcome.get("extra") or {}),  # what the compiler said (Ascend), see measure.py
+            **(outcome.get("extra") or {}),  # what the compiler said (Ascend), see trial.py
         }
         if outcome["ok"]:
             attrs.update(outcome["timing"], error=outcome["error"])

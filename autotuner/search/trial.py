@@ -6,11 +6,12 @@ the op's tolerance, and element by element what `autotune verify` asks with the 
 config as second reference (the CANN dual-reference ratios, else the single-reference thresholds),
 so that a few far-off elements, which a norm hides, fail the trial and not a later verify.
 
-The other failure categories: "host_sync" (the launch reads a device value on the host, so its
-time would be the host's latency: `autotuner.host_sync`), "compile" (the compiler rejected the
-config), "resource" (out of shared memory, registers or device memory), "ub_overflow", "cbuf_overflow" and "cc_overflow"
-(Ascend: tiles over the unified buffer, dot operands over L1, dot results over L0C), "runtime"
-(any other error), and, set by the parent, "timeout" and "crash" (the worker was replaced).
+The other failure categories: "host_sync" (the launch reads a device value on the host, so its time
+would be the host's latency: `autotuner.measure.host_sync`), "compile" (the compiler rejected the
+config), "resource" (out of shared memory, registers or device memory), "ub_overflow",
+"cbuf_overflow" and "cc_overflow" (Ascend: tiles over the unified buffer, dot operands over L1, dot
+results over L0C), "runtime" (any other error), and, set by the parent, "timeout" and "crash" (the
+worker was replaced).
 
 What the compiler said of a compile (Ascend: a multibuffer fallback, the UB used) goes with the
 outcome in `extra`.

@@ -14,7 +14,8 @@ down_revision = "0005"
 branch_labels = None
 depends_on = None
 
-#: The Ascend socs of this revision (autotuner.socs.NPU_SOCS); unknown Ascend names start so.
+#: The Ascend socs of this revision (autotuner.backends.socs.NPU_SOCS); unknown Ascend names
+#: start so.
 NPU_SOCS = ("950PR", "950DT", "910B", "910_93")
 
 
