@@ -225,7 +225,7 @@ def _check_api(path: Path) -> list[Problem]:
         problems.append(
             Problem(
                 path,
-                "imports atk unguarded; it must import without ATK (try/except ImportError or autotuner.atk_compat)",
+                "imports atk unguarded; it must import without ATK (try/except ImportError or autotuner.atk.compat)",
             )
         )
     return problems
