@@ -67,7 +67,7 @@ FROZEN_CONFIGS = {
                 "case": "b2048_n256_d64_fp16",
                 "dtype": "float16",
                 "shape": {"B": 2048, "max_seq_len": 256, "D": 64},
-                "config": {"BLOCK_ROW": 32, "BLOCK_COL": 64, "num_warps": 4},
+                "config": {"BLOCK_ROW": 64, "BLOCK_COL": 64, "num_warps": 4},
             },
             {
                 "case": "b2048_n512_d256_bf16",
