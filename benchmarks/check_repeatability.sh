@@ -4,8 +4,10 @@
 #
 #   benchmarks/check_repeatability.sh SOC WORK baseline     # per lane: `autotune baseline`, then
 #                                                            # one `autotune check` on a quiet host
-#   benchmarks/check_repeatability.sh SOC WORK loaded       # per lane: two checks with LOAD busy
-#                                                            # processes per CPU core beside them
+#   benchmarks/check_repeatability.sh SOC WORK loaded       # per lane: checks with LOAD busy
+#                                                            # processes per CPU core beside them,
+#                                                            # one per number in CHECKS (default
+#                                                            # "1 2": loaded1, loaded2)
 #   benchmarks/check_repeatability.sh SOC WORK sensitivity  # frozen configs swapped for slower ones
 #                                                            # (benchmarks/slow_configs.py), then checks
 #
@@ -38,8 +40,7 @@ lane() {  # GPU, ops...
         > "$out/baseline_lane$gpu.txt" 2>&1
       checks "$gpu" "$db" quiet "$@" ;;
     loaded)
-      checks "$gpu" "$db" loaded1 "$@"
-      checks "$gpu" "$db" loaded2 "$@" ;;
+      for n in ${CHECKS:-1 2}; do checks "$gpu" "$db" "loaded$n" "$@"; done ;;
     sensitivity)
       local mine=()
       for op in "$@"; do [[ " ${sensitive[*]} " == *" $op "* ]] && mine+=("$op"); done

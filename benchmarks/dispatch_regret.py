@@ -28,6 +28,7 @@ import argparse
 import json
 import math
 import random
+import re
 import statistics
 import warnings
 from pathlib import Path
@@ -105,16 +106,21 @@ def legacy_pick(
     return dict(nearest["config"]), nearest["case"]
 
 
+#: The frozen case a launcher's nearest-case warning names.
+NEAREST_CASE = re.compile(r"using that of the nearest frozen case (\S+)")
+
+
 def current_pick(port, soc: str, kernel: str, shape: dict, dtype: str, default: dict):
     """(config, frozen case) of the block's own lookup (the launchers' pick, not kept)."""
+    port._WARNED.discard((kernel, soc))  # the block warns once per kernel and soc: every time here
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         config = port._pick(soc, kernel, shape, dtype, default)
-    said = [str(w.message) for w in caught if "nearest frozen case" in str(w.message)]
+    said = [NEAREST_CASE.search(str(w.message)) for w in caught]
     entries = port.FROZEN_CONFIGS.get(soc, {}).get(kernel, [])
     exact = next((e["case"] for e in entries if e["dtype"] == dtype and e["shape"] == shape), None)
-    source = said[0].rsplit(" ", 1)[-1] if said else exact or "default"
-    return config, source
+    named = [found[1] for found in said if found]
+    return config, named[0] if named else exact or "default"
 
 
 def exhaustive(

@@ -86,6 +86,22 @@ def test_the_launcher_runs_what_the_pick_says(port):
     assert seen == [FROZEN["cpu"]["fwd"][2]["config"]]
 
 
+def test_the_benchmark_names_the_nearest_case_on_every_pick(port):
+    """The block warns once per kernel and soc; the benchmark still names each pick's source."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from dispatch_regret import current_pick
+    finally:
+        sys.path.pop(0)
+    default = {"BLOCK_ROW": 1}
+    for max_seq_len in (128, 64):  # both nearest to the bfloat16 case, one warning apart
+        shape = {**SHAPE, "max_seq_len": max_seq_len}
+        config, source = current_pick(port, "cpu", "fwd", shape, "bfloat16", default)
+        assert (config["BLOCK_ROW"], source) == (8, "b64_n256_d64_bf16")
+    assert current_pick(port, "cpu", "fwd", SHAPE, "bfloat16", default)[1] == "b64_n256_d64_bf16"
+    assert current_pick(port, "cpu", "fwd", SHAPE, "float64", default) == (default, "default")
+
+
 def test_dispatch_regret_runs_end_to_end_on_the_interpreter(tree, tmp_path):
     """The H200 benchmark's script, checked with tiny settings: its times mean nothing here."""
     url = f"sqlite:///{tmp_path / 'tuned.db'}"

@@ -1,3 +1,4 @@
+import ast
 import importlib.util
 import subprocess
 import sys
@@ -9,14 +10,18 @@ import torch
 from autotuner.atk.generated_block import (
     BEGIN_MARKER,
     END_MARKER,
+    OPTIONAL_HELPERS,
+    PORT_HELPERS,
     nearest_warning,
     read_frozen,
     render_block,
     replace_block,
 )
 from core.errors import UserError
-from core.paths import port_file
+from core.paths import ATK_ROOT, port_file
 from ops.ports import load_port
+
+from .conftest import ROOT
 
 SHAPE = {"B": 4, "max_seq_len": 16, "D": 32, "T": 20}
 FROZEN = {
@@ -45,12 +50,36 @@ FROZEN = {
 def test_block_is_formatted_python(tmp_path):
     path = tmp_path / "block.py"
     path.write_text(
-        "import math\nimport os\nimport re\nimport warnings\n\nimport torch\n\n\n"
-        + render_block(FROZEN)
+        "import math\nimport os\nimport re\nimport warnings\n\nimport torch\nimport triton\n\n\n"
+        + render_block(FROZEN, OPTIONAL_HELPERS)
     )
     command = [sys.executable, "-m", "ruff", "format", "--check", "--diff", str(path)]
     result = subprocess.run(command, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def functions(source):
+    return {n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)}
+
+
+def test_a_block_has_the_optional_helpers_it_is_given():
+    assert functions(render_block(FROZEN, OPTIONAL_HELPERS)) >= set(OPTIONAL_HELPERS)
+    assert not functions(render_block(FROZEN)) & set(OPTIONAL_HELPERS)
+    assert functions(render_block(FROZEN, ("_block_d",))) & set(OPTIONAL_HELPERS) == {"_block_d"}
+    with pytest.raises(ValueError, match="no such port helper in the template: _nope"):
+        render_block(FROZEN, ("_block_d", "_nope"))
+
+
+@pytest.mark.parametrize("op", sorted(p.name for p in (ROOT / ATK_ROOT).iterdir()))
+def test_each_port_gets_the_optional_helpers_it_calls(op):
+    """PORT_HELPERS names what the port calls: no helper missing, none rendered for nothing."""
+    source = port_file(op, ROOT).read_text()
+    called = {
+        n.id
+        for n in ast.walk(ast.parse(source))
+        if isinstance(n, ast.Name) and n.id in OPTIONAL_HELPERS
+    }
+    assert called == set(PORT_HELPERS.get(op, ()))
 
 
 def test_replace_is_idempotent_and_round_trips(tree):

@@ -117,9 +117,41 @@ def test_performance_json_shape(folder):
     assert messages(folder) == [f"{perf}: case 0 needs name, shape and dtype"]
 
 
+def line_of(path, text):
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if text in line)
+
+
 def test_hand_edited_generated_block(folder):
     kernel = folder / "npu_atk_test" / f"{OP}.py"
     edit(kernel, "_PICKED = {}", "_PICKED = {}  # tweaked")
+    line = line_of(kernel, "# tweaked")
     assert messages(folder) == [
-        f"{kernel}: generated block: differs from what `autotune freeze` writes (edited by hand?)"
+        f"{kernel}: generated block: line {line} differs from what `autotune freeze` writes (edited by hand?)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("op", "old", "new"),
+    [
+        # a helper every block has
+        ("dense_to_jagged", "default = default_config(kernel, shape)", "default = None"),
+        # a helper only the bmm ports get
+        ("jagged_dense_bmm", "32 if n > 16 else 16", "32"),
+        # a helper dropped from a block whose op gets it
+        (
+            "multi_head_jagged_flash_attention",
+            "def _block_d(d: int) -> int:\n"
+            '    """The whole head dimension in one tile, padded to a power of two (tl.dot needs >= 16)."""\n'
+            "    return max(16, triton.next_power_of_2(d))\n\n\n",
+            "",
+        ),
+    ],
+)
+def test_hand_edited_shared_helper(tree, op, old, new):
+    folder = tree / ATK_ROOT / op
+    kernel = folder / "npu_atk_test" / f"{op}.py"
+    line = line_of(kernel, old.splitlines()[0])
+    edit(kernel, old, new)
+    assert messages(folder) == [
+        f"{kernel}: generated block: line {line} differs from what `autotune freeze` writes (edited by hand?)"
     ]

@@ -38,6 +38,12 @@ def per_kernel(output: str) -> dict[str, tuple[float, float]]:
     return {name: (float(m), float(w)) for name, m, w in SUMMARY.findall(output)}
 
 
+def recorded_cases() -> list[dict]:
+    """The case rows of the tables that hold an exhaustive table to replay."""
+    rows = [json.loads(line) for path in TABLES for line in path.read_text().splitlines()]
+    return [row for row in rows if row.get("exhaustive", {}).get("table")]
+
+
 def case_results(output: str) -> list[float]:
     return [float(x) for x in re.findall(r"^\S+ \S+: ([\d.]+)% of the optimum", output, re.M)]
 
@@ -52,7 +58,7 @@ def test_every_recorded_table_reaches_the_targets(fraction, median, worst):
         "jagged_to_padded_dense:fwd",
     }
     results = case_results(output)
-    assert len(results) == 12
+    assert len(results) == len(recorded_cases()) >= 12
     assert sorted(results)[len(results) // 2] >= median and min(results) >= worst
     for name, (kernel_median, kernel_worst) in kernels.items():
         assert kernel_median >= median and kernel_worst >= worst, (name, output)

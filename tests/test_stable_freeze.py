@@ -111,3 +111,25 @@ def test_a_rerun_measures_the_frozen_config_and_freeze_and_status_report_the_rul
     assert [e.kept for e in result.entries] == [kept]
     (summary,) = summarize(open_database(again), op=COPY_OP)
     assert (summary.verdict.get("reason") == "kept: within noise of the frozen config") == kept
+
+
+def test_the_run_summary_gives_the_a_b_gain_of_a_new_winner_over_the_frozen_config():
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from autotuner.cli.search import _summary_table
+
+    complete = numbered(trials((NEW, 0.6), (FROZEN, 0.7), (DEFAULT, 1.0)))
+    verdict = settle.retime(
+        complete, DEFAULT, fake_timer({16: 1.0, 32: 0.7, 64: 0.6}), RULES, FROZEN
+    )
+    summary = SimpleNamespace(
+        kernel="fwd", case="c", soc="H200", strategy="local", failures={}, complete=3,
+        infeasible=0, budget=3, default_ms=1.0, best_ms=0.6, verdict=verdict, stale=False,
+    )  # fmt: skip
+    console = Console(width=400, record=True)
+    console.print(_summary_table([summary], "t"))
+    text = console.export_text()
+    gain = f"{verdict['frozen_gain']:.1%}"
+    assert f"beats default; beats the frozen config by {gain} (p=" in text

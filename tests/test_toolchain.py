@@ -60,7 +60,7 @@ def test_freeze_takes_the_newest_toolchains_study_and_check_marks_another_stale(
         assert len(session.scalars(select(StudyRecord)).all()) == 2
 
 
-def test_launchers_join_the_toolchain_but_the_generated_block_does_not(tree):
+def test_launchers_join_the_toolchain_but_the_frozen_configs_do_not(tree):
     from autotuner.atk.generated_block import read_frozen, replace_block
     from core.paths import port_file
 
@@ -72,7 +72,12 @@ def test_launchers_join_the_toolchain_but_the_generated_block_does_not(tree):
     frozen["cpu"] = {"fwd": []}
     path.write_text(replace_block(source, frozen, path))
     assert toolchain(backend, COPY_OP) == before  # a freeze changes nothing
-    path.write_text(path.read_text() + "\n\ndef helper():\n    return 1\n")
+    # The block's functions are launcher code: the shared helpers the template renders.
+    helper = "        dtype = _DTYPE_NAMES.get(tensor.dtype, str(tensor.dtype))"
+    assert helper in source
+    path.write_text(source.replace(helper, helper.replace("str(tensor.dtype)", "None")))
+    assert differences(before, toolchain(backend, COPY_OP))[0].startswith("launchers ")
+    path.write_text(source + "\n\ndef helper():\n    return 1\n")
     assert differences(before, toolchain(backend, COPY_OP))[0].startswith("launchers ")
     assert differences(None, before) == ["unrecorded"]
 

@@ -2,6 +2,7 @@
 said once and counted, every verdict stored and served by /api/accuracy."""
 
 import io
+import math
 import os
 import subprocess
 import sys
@@ -107,13 +108,25 @@ def test_workers_are_bound_one_device_each(monkeypatch):
 
     monkeypatch.setattr(runner, "device_indices", lambda backend: [0, 2])
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setattr(runner.os, "cpu_count", lambda: 32)
     assert runner.device_slots(FakeGpu()) == ["0", "2"]
-    assert runner.default_jobs(FakeGpu()) == 2
+    assert runner.default_jobs(FakeGpu()) == 8  # verify_jobs_per_device (4) on each
+    monkeypatch.setattr(runner.os, "cpu_count", lambda: 6)
+    assert runner.default_jobs(FakeGpu()) == 6  # never more processes than cores
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5,6")  # torch's index 2 is the host's GPU 6
     assert runner.device_slots(FakeGpu()) == ["4", "6"]
     with runner._visible("CUDA_VISIBLE_DEVICES", "6"):
         assert os.environ["CUDA_VISIBLE_DEVICES"] == "6"
     assert os.environ["CUDA_VISIBLE_DEVICES"] == "4,5,6"
+
+
+def test_the_largest_cases_are_handed_out_first():
+    spec = get_op(OP)
+    todo = [(spec, case) for case in spec.cases("accuracy") + spec.cases("performance")]
+    order = [todo[i][1] for i in runner.largest_first(todo)]
+    sizes = [math.prod(case.shape.values()) for case in order]
+    assert sizes == sorted(sizes, reverse=True) and order[0].kind == "performance"
+    assert sorted(runner.largest_first(todo)) == list(range(len(todo)))
 
 
 def test_default_jobs_on_the_interpreter_is_one(cpu):

@@ -1,7 +1,12 @@
-"""The generated block of a port file: frozen configs plus the code that picks one at run time.
+"""The generated block of a port file: frozen configs, the code that picks one at run time, and the
+launcher helpers ports share.
 
 Only the text between the two marker lines is ever rewritten; everything else in the kernel file
-is the port author's.
+is the port author's. Each ATK folder must run alone, so a helper several ports call cannot live
+in a module they import: its one source is the template, rendered into the block of every port
+that calls it. Every block has the config pick (`_pick_config`, `_split_config`, `_configure`)
+and the input checks (`_checked`, `_check_offsets`); the helpers only some ports call are named
+per op in `PORT_HELPERS`. `autotune lint` fails on a block that differs from its rendering.
 """
 
 from __future__ import annotations
@@ -31,6 +36,33 @@ LAUNCH_OPTIONS = {
     "npu": ("multibuffer", "num_warps", "compile_mode"),
 }
 
+#: The helpers of the template that only some ports call, in the order the template has them.
+OPTIONAL_HELPERS = (
+    "_precision",
+    "_block_d",
+    "_block_size",
+    "_block_m",
+    "_dense_bmm_default",
+    "_jagged_bmm_default",
+)
+_BMM_HELPERS = (
+    "_precision",
+    "_block_size",
+    "_block_m",
+    "_dense_bmm_default",
+    "_jagged_bmm_default",
+)
+_ATTENTION_HELPERS = ("_precision", "_block_d")
+#: The optional helpers in each port's block, by op (the port file is `<op>.py`); an op not named
+#: here gets the helpers every block has.
+PORT_HELPERS: dict[str, tuple[str, ...]] = {
+    "jagged_dense_bmm": _BMM_HELPERS,
+    "jagged_jagged_bmm": _BMM_HELPERS,
+    "jagged_dense_flash_attention": _ATTENTION_HELPERS,
+    "jagged_flash_attention_basic": _ATTENTION_HELPERS,
+    "multi_head_jagged_flash_attention": _ATTENTION_HELPERS,
+}
+
 FrozenConfigs = dict[str, dict[str, list[dict[str, Any]]]]
 #: The warning a launcher gives, once per kernel and soc, when it takes the nearest frozen case.
 _NEAREST = re.compile(
@@ -55,8 +87,12 @@ def _template() -> jinja2.Template:
     return env.get_template("generated_block.py.j2")
 
 
-def render_block(frozen: FrozenConfigs) -> str:
-    """The block's text, markers included, for the given frozen configs (sorted for stable output)."""
+def render_block(frozen: FrozenConfigs, helpers: tuple[str, ...] = ()) -> str:
+    """The block's text, markers included, for the given frozen configs (sorted for stable output)
+    and optional helpers (OPTIONAL_HELPERS)."""
+    unknown = sorted(set(helpers) - set(OPTIONAL_HELPERS))
+    if unknown:
+        raise ValueError(f"no such port helper in the template: {', '.join(unknown)}")
     ordered = {
         soc: {kernel: frozen[soc][kernel] for kernel in sorted(frozen[soc])}
         for soc in sorted(frozen)
@@ -68,6 +104,7 @@ def render_block(frozen: FrozenConfigs) -> str:
         soc_patterns=format_literal(SOC_PATTERNS, prefix=len("_SOC_PATTERNS = ")),
         vendor_words=format_literal(VENDOR_WORDS),
         launch_options=format_literal(LAUNCH_OPTIONS, prefix=len("_LAUNCH_OPTIONS = ")),
+        helpers=helpers,
     )
 
 
@@ -107,9 +144,10 @@ def read_frozen(source: str, path: Path) -> FrozenConfigs:
 
 
 def replace_block(source: str, frozen: FrozenConfigs, path: Path) -> str:
-    """The file's source with its block regenerated; the result is checked to be valid Python."""
+    """The file's source with its block regenerated (with the helpers of the op the file is the
+    port of); the result is checked to be valid Python."""
     start, stop = _block_span(source, path)
-    new = source[:start] + render_block(frozen) + source[stop:]
+    new = source[:start] + render_block(frozen, PORT_HELPERS.get(path.stem, ())) + source[stop:]
     try:
         ast.parse(new)
     except SyntaxError as exc:

@@ -6,6 +6,7 @@ import ast
 import json
 import re
 from dataclasses import dataclass
+from itertools import zip_longest
 from pathlib import Path
 
 import yaml
@@ -202,11 +203,14 @@ def _check_kernel_file(path: Path) -> list[Problem]:
     else:
         source = path.read_text(encoding="utf-8")
         try:
-            if replace_block(source, read_frozen(source, path), path) != source:
+            rendered = replace_block(source, read_frozen(source, path), path)
+            if rendered != source:
+                pairs = zip_longest(source.splitlines(True), rendered.splitlines(True))
+                line = next(i for i, (have, want) in enumerate(pairs, 1) if have != want)
                 problems.append(
                     Problem(
                         path,
-                        "generated block: differs from what `autotune freeze` writes (edited by hand?)",
+                        f"generated block: line {line} differs from what `autotune freeze` writes (edited by hand?)",
                     )
                 )
         except UserError as exc:

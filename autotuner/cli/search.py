@@ -54,6 +54,11 @@ def _summary_table(summaries, title: str) -> Table:
             verdict_text = "beats default" if verdict["beats_default"] else "default kept"
             if verdict.get("kept_frozen") and verdict.get("reason", "").startswith("kept"):
                 verdict_text = "kept: within noise of the frozen config"
+            elif "frozen_gain" in verdict:  # a new winner, A/B against the frozen config
+                verdict_text += (
+                    f"; beats the frozen config by {verdict['frozen_gain']:.1%} "
+                    f"(p={verdict['frozen_p_value']:.1g})"
+                )
             speedup = f"{verdict['speedup']:.2f}x" if verdict.get("speedup") else "-"
             winner = config_text(verdict["winner"])
         if s.stale:

@@ -31,7 +31,10 @@ def verify(
     request: CaseRequest = NO_REQUEST,
     jobs: Annotated[
         int | None,
-        typer.Option(help="Processes running cases; default: one per device of the soc, 1 on cpu."),
+        typer.Option(
+            help="Processes running cases; default: AUTOTUNE_VERIFY_JOBS_PER_DEVICE (4) per "
+            "device of the soc, at most one per CPU core; 1 on cpu."
+        ),
     ] = None,
     db: DbOption = None,
     profile: Annotated[

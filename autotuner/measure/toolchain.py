@@ -4,6 +4,7 @@ upgrade, or an edited launcher, starts new studies instead of reusing old winner
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 
@@ -17,11 +18,18 @@ VERSION_KEYS = ("triton", "torch", "torch_npu", "cann", "cuda_runtime")
 
 
 def launcher_hash(op: str) -> str:
-    """sha256 of the port file without its generated block (which every freeze rewrites)."""
+    """sha256 of the port file, of its generated block only the functions (the shared launcher
+    helpers): not its data, the frozen configs every freeze rewrites and the soc names."""
     source = port_file(op).read_text(encoding="utf-8")
     if BEGIN_MARKER in source and END_MARKER in source:
         head, rest = source.split(BEGIN_MARKER, 1)
-        source = head + rest.split(END_MARKER, 1)[1]
+        block, tail = rest.split(END_MARKER, 1)
+        functions = [
+            ast.get_source_segment(block, node) or ""
+            for node in ast.parse(block).body
+            if isinstance(node, ast.FunctionDef)
+        ]
+        source = head + "\n".join(functions) + tail
     return hashlib.sha256(source.encode()).hexdigest()
 
 

@@ -3,11 +3,16 @@
 `--jobs N` starts N spawned workers; on a GPU or NPU each is bound to one device of the soc by
 the visible-devices variable (`CUDA_VISIBLE_DEVICES`, `ASCEND_RT_VISIBLE_DEVICES`), set before
 the worker starts, so it sees that device alone; workers beyond the devices share them in turn.
-Results come back as each case finishes, in the order they finish.
+By default a device gets `verify_jobs_per_device` workers: most of a case's time is host work
+(compiles, the float64 CPU golden), which the device's other workers overlap. Each worker gets
+its share of the CPU cores for torch's own threads, and the largest cases are handed out first,
+so that no large case starts last. Results come back as each case finishes, in the order they
+finish.
 """
 
 from __future__ import annotations
 
+import math
 import multiprocessing as mp
 import os
 import queue
@@ -15,11 +20,14 @@ import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import torch
+
 from core.errors import UserError
 from ops.spec import Case, OpSpec
 
 from ..backends import Backend, device_indices
 from ..measure.accuracy import Level
+from ..settings import settings
 from .verify import CaseResult, verify_case
 
 #: Backend kind -> the variable that makes a process see some devices only.
@@ -40,8 +48,21 @@ def device_slots(backend: Backend) -> list[str]:
 
 
 def default_jobs(backend: Backend) -> int:
-    """One process per device of the soc; one in all on the interpreter."""
-    return max(1, len(device_slots(backend)))
+    """`verify_jobs_per_device` processes per device of the soc, at most one per CPU core; one in
+    all on the interpreter."""
+    devices = len(device_slots(backend))
+    if not devices:
+        return 1
+    return max(1, min(devices * settings().verify_jobs_per_device, os.cpu_count() or 1))
+
+
+def largest_first(todo: list[tuple[OpSpec, Case]]) -> list[int]:
+    """Indices of `todo`, the largest case (the product of its shape's values) first."""
+
+    def size(index: int) -> int:
+        return math.prod(max(1, value) for value in todo[index][1].shape.values())
+
+    return sorted(range(len(todo)), key=size, reverse=True)
 
 
 def run_cases(
@@ -77,18 +98,19 @@ def _in_workers(
     todo: list[tuple[OpSpec, Case]], backend: Backend, level: Level, jobs: int
 ) -> Iterator[CaseResult]:
     tasks, results = _CONTEXT.Queue(), _CONTEXT.Queue()
-    for index, (spec, case) in enumerate(todo):
-        tasks.put((index, spec.name, case))
+    for index in largest_first(todo):
+        tasks.put((index, todo[index][0].name, todo[index][1]))
     for _ in range(jobs):
         tasks.put(None)
     slots = device_slots(backend)
     variable = VISIBLE_DEVICES.get(backend.kind)
+    threads = max(1, (os.cpu_count() or 1) // jobs)
     workers = []
     try:
         for number in range(jobs):
             with _visible(variable, slots[number % len(slots)] if slots else None):
                 worker = _CONTEXT.Process(
-                    target=_serve, args=(backend.soc, level, tasks, results), daemon=True
+                    target=_serve, args=(backend.soc, level, threads, tasks, results), daemon=True
                 )
                 worker.start()
             workers.append(worker)
@@ -125,8 +147,9 @@ def _check_alive(workers, running: dict[int, int], todo) -> None:
             raise RuntimeError(f"a verify worker died (exit code {worker.exitcode}){what}")
 
 
-def _serve(soc: str, level: Level, tasks, results) -> None:
-    """A worker: verify cases from `tasks` until told to stop; each result, or the error, back."""
+def _serve(soc: str, level: Level, threads: int, tasks, results) -> None:
+    """A worker: verify cases from `tasks` until told to stop; each result, or the error, back.
+    `threads`: torch's intra-op threads (the golden's), this worker's share of the cores."""
     import signal
     import warnings
 
@@ -135,6 +158,7 @@ def _serve(soc: str, level: Level, tasks, results) -> None:
     from ..backends import get_backend
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    torch.set_num_threads(threads)
     warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"triton\..*")
     backend = get_backend(soc)
     pid = os.getpid()

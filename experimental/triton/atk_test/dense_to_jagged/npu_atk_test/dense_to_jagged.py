@@ -53,7 +53,8 @@ def _dense_to_jagged_kernel(
 
 
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
-# Launch configs frozen per soc, kernel and case, and the code that picks one at run time.
+# Launch configs frozen per soc, kernel and case, the code that picks one at run time, and the
+# launcher helpers this port shares with others (autotuner.generated_block.PORT_HELPERS).
 FROZEN_CONFIGS = {
     "H200": {
         "fwd": [
@@ -67,7 +68,7 @@ FROZEN_CONFIGS = {
                 "case": "b2048_n256_d64_fp16",
                 "dtype": "float16",
                 "shape": {"B": 2048, "max_seq_len": 256, "D": 64},
-                "config": {"BLOCK_ROW": 32, "BLOCK_COL": 64, "num_warps": 4},
+                "config": {"BLOCK_ROW": 64, "BLOCK_COL": 64, "num_warps": 4},
             },
             {
                 "case": "b2048_n512_d256_bf16",
@@ -217,6 +218,16 @@ def _check_offsets(offsets, rows):
         raise ValueError(f"offsets end at {host[-1]} but the jagged tensor has {rows} rows")
 
 
+def _configure(kernel, config, shape, tensor):
+    """_split_config of `config`, or when it is None of the config picked for the case: `shape`,
+    the dtype and device of `tensor`, and the port's own `default_config(kernel, shape)`."""
+    if config is None:
+        dtype = _DTYPE_NAMES.get(tensor.dtype, str(tensor.dtype))
+        default = default_config(kernel, shape)
+        config = _pick_config(kernel, shape, dtype, tensor.device, default)
+    return _split_config(config, tensor.device)
+
+
 # <<< autotune generated block <<<
 
 
@@ -244,10 +255,7 @@ def dense_to_jagged(dense, offsets, total_rows=None, *, config=None, check=False
         _check_offsets(jagged_offsets, total_rows)
     batch, max_len, d = dense.shape
     shape = {"B": batch, "max_seq_len": max_len, "D": d}
-    if config is None:
-        dtype = _DTYPE_NAMES.get(dense.dtype, str(dense.dtype))
-        config = _pick_config("fwd", shape, dtype, dense.device, default_config("fwd", shape))
-    blocks, options = _split_config(config, dense.device)
+    blocks, options = _configure("fwd", config, shape, dense)
     values = torch.empty(total_rows, d, dtype=dense.dtype, device=dense.device)
     if values.numel() == 0:
         return values, offsets

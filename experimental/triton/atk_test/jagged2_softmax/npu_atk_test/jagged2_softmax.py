@@ -111,7 +111,8 @@ def _jagged2_softmax_bwd_kernel(
 
 
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
-# Launch configs frozen per soc, kernel and case, and the code that picks one at run time.
+# Launch configs frozen per soc, kernel and case, the code that picks one at run time, and the
+# launcher helpers this port shares with others (autotuner.generated_block.PORT_HELPERS).
 FROZEN_CONFIGS = {
     "H200": {
         "bwd": [
@@ -301,6 +302,16 @@ def _check_offsets(offsets, rows):
         raise ValueError(f"offsets end at {host[-1]} but the jagged tensor has {rows} rows")
 
 
+def _configure(kernel, config, shape, tensor):
+    """_split_config of `config`, or when it is None of the config picked for the case: `shape`,
+    the dtype and device of `tensor`, and the port's own `default_config(kernel, shape)`."""
+    if config is None:
+        dtype = _DTYPE_NAMES.get(tensor.dtype, str(tensor.dtype))
+        default = default_config(kernel, shape)
+        config = _pick_config(kernel, shape, dtype, tensor.device, default)
+    return _split_config(config, tensor.device)
+
+
 # <<< autotune generated block <<<
 
 
@@ -312,14 +323,6 @@ def default_config(kernel: str, shape: dict) -> dict:
         "BLOCK_H": 1,
         "num_warps": 4,
     }
-
-
-def _configure(kernel, config, shape, device, dtype):
-    if config is None:
-        default = default_config(kernel, shape)
-        name = _DTYPE_NAMES.get(dtype, str(dtype))
-        config = _pick_config(kernel, shape, name, device, default)
-    return _split_config(config, device)
 
 
 def _shape(offsets, max_seq_len, transpose):
@@ -353,7 +356,7 @@ def _check_inputs(x, offsets, offsets_total, max_seq_len, *others):
 def _launch(kernel, fn, tensors, offsets, offsets_total, max_seq_len, transpose, config):
     ref = tensors[0]
     shape = _shape(offsets, max_seq_len, transpose)
-    blocks, options = _configure(kernel, config, shape, ref.device, ref.dtype)
+    blocks, options = _configure(kernel, config, shape, ref)
     # Outside each sample's top-left n x n block the result is zero, as upstream's.
     out = torch.zeros_like(ref)
     if out.numel() == 0 or shape["B"] == 0 or shape["max_seq_len"] == 0:

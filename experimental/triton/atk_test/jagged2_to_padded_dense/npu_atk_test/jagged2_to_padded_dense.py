@@ -80,7 +80,8 @@ def _padded_dense_to_jagged2_kernel(
 
 
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
-# Launch configs frozen per soc, kernel and case, and the code that picks one at run time.
+# Launch configs frozen per soc, kernel and case, the code that picks one at run time, and the
+# launcher helpers this port shares with others (autotuner.generated_block.PORT_HELPERS).
 FROZEN_CONFIGS = {
     "H200": {
         "bwd": [
@@ -270,6 +271,16 @@ def _check_offsets(offsets, rows):
         raise ValueError(f"offsets end at {host[-1]} but the jagged tensor has {rows} rows")
 
 
+def _configure(kernel, config, shape, tensor):
+    """_split_config of `config`, or when it is None of the config picked for the case: `shape`,
+    the dtype and device of `tensor`, and the port's own `default_config(kernel, shape)`."""
+    if config is None:
+        dtype = _DTYPE_NAMES.get(tensor.dtype, str(tensor.dtype))
+        default = default_config(kernel, shape)
+        config = _pick_config(kernel, shape, dtype, tensor.device, default)
+    return _split_config(config, tensor.device)
+
+
 # <<< autotune generated block <<<
 
 
@@ -281,14 +292,6 @@ def default_config(kernel: str, shape: dict) -> dict:
 def jagged2_lengths(offsets):
     """Upstream's lengths: sqrt of the segment sizes, truncated to int32 (no host sync)."""
     return torch.sqrt(offsets[1:] - offsets[0:-1:1]).to(torch.int32)
-
-
-def _configure(kernel, config, shape, tensor):
-    if config is None:
-        dtype = _DTYPE_NAMES.get(tensor.dtype, str(tensor.dtype))
-        default = default_config(kernel, shape)
-        config = _pick_config(kernel, shape, dtype, tensor.device, default)
-    return _split_config(config, tensor.device)
 
 
 def _check_jagged2(offsets, total, max_len):

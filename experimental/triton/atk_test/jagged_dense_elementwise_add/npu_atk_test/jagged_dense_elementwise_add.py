@@ -90,7 +90,8 @@ def _jagged_to_dense_grad_kernel(
 
 
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
-# Launch configs frozen per soc, kernel and case, and the code that picks one at run time.
+# Launch configs frozen per soc, kernel and case, the code that picks one at run time, and the
+# launcher helpers this port shares with others (autotuner.generated_block.PORT_HELPERS).
 FROZEN_CONFIGS = {
     "H200": {
         "bwd": [
@@ -280,20 +281,22 @@ def _check_offsets(offsets, rows):
         raise ValueError(f"offsets end at {host[-1]} but the jagged tensor has {rows} rows")
 
 
+def _configure(kernel, config, shape, tensor):
+    """_split_config of `config`, or when it is None of the config picked for the case: `shape`,
+    the dtype and device of `tensor`, and the port's own `default_config(kernel, shape)`."""
+    if config is None:
+        dtype = _DTYPE_NAMES.get(tensor.dtype, str(tensor.dtype))
+        default = default_config(kernel, shape)
+        config = _pick_config(kernel, shape, dtype, tensor.device, default)
+    return _split_config(config, tensor.device)
+
+
 # <<< autotune generated block <<<
 
 
 def default_config(kernel: str, shape: dict) -> dict:
     """Upstream's launch: 32 x 32 thread blocks and Triton's num_warps=4 (forward and backward)."""
     return {"BLOCK_ROW": 32, "BLOCK_COL": 32, "num_warps": 4}
-
-
-def _configure(kernel, config, shape, tensor):
-    if config is None:
-        dtype = _DTYPE_NAMES.get(tensor.dtype, str(tensor.dtype))
-        default = default_config(kernel, shape)
-        config = _pick_config(kernel, shape, dtype, tensor.device, default)
-    return _split_config(config, tensor.device)
 
 
 def jagged_dense_elementwise_add_fwd(x, x_offsets, y, *, config=None, check=False):

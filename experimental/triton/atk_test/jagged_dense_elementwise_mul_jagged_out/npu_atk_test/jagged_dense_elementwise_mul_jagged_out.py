@@ -52,7 +52,8 @@ def _jagged_dense_mul_kernel(
 
 
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
-# Launch configs frozen per soc, kernel and case, and the code that picks one at run time.
+# Launch configs frozen per soc, kernel and case, the code that picks one at run time, and the
+# launcher helpers this port shares with others (autotuner.generated_block.PORT_HELPERS).
 FROZEN_CONFIGS = {
     "H200": {
         "fwd": [
@@ -216,6 +217,16 @@ def _check_offsets(offsets, rows):
         raise ValueError(f"offsets end at {host[-1]} but the jagged tensor has {rows} rows")
 
 
+def _configure(kernel, config, shape, tensor):
+    """_split_config of `config`, or when it is None of the config picked for the case: `shape`,
+    the dtype and device of `tensor`, and the port's own `default_config(kernel, shape)`."""
+    if config is None:
+        dtype = _DTYPE_NAMES.get(tensor.dtype, str(tensor.dtype))
+        default = default_config(kernel, shape)
+        config = _pick_config(kernel, shape, dtype, tensor.device, default)
+    return _split_config(config, tensor.device)
+
+
 # <<< autotune generated block <<<
 
 
@@ -259,10 +270,7 @@ def jagged_dense_elementwise_mul_jagged_out_fwd(
         _check_inputs(x, y, seq_lengths, offsets, max_len)
     batch = seq_lengths.numel()
     shape = {"B": batch, "max_seq_len": max_len}
-    if config is None:
-        dtype = _DTYPE_NAMES.get(x.dtype, str(x.dtype))
-        config = _pick_config("fwd", shape, dtype, x.device, default_config("fwd", shape))
-    blocks, options = _split_config(config, x.device)
+    blocks, options = _configure("fwd", config, shape, x)
     out = torch.empty_like(x)
     if out.numel() == 0 or batch == 0:
         return out

@@ -275,7 +275,8 @@ def _bwd_dk_kernel(
 
 
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
-# Launch configs frozen per soc, kernel and case, and the code that picks one at run time.
+# Launch configs frozen per soc, kernel and case, the code that picks one at run time, and the
+# launcher helpers this port shares with others (autotuner.generated_block.PORT_HELPERS).
 FROZEN_CONFIGS = {
     "H200": {
         "bwd_dk": [
@@ -517,12 +518,26 @@ def _check_offsets(offsets, rows):
         raise ValueError(f"offsets end at {host[-1]} but the jagged tensor has {rows} rows")
 
 
-# <<< autotune generated block <<<
+def _configure(kernel, config, shape, tensor):
+    """_split_config of `config`, or when it is None of the config picked for the case: `shape`,
+    the dtype and device of `tensor`, and the port's own `default_config(kernel, shape)`."""
+    if config is None:
+        dtype = _DTYPE_NAMES.get(tensor.dtype, str(tensor.dtype))
+        default = default_config(kernel, shape)
+        config = _pick_config(kernel, shape, dtype, tensor.device, default)
+    return _split_config(config, tensor.device)
+
+
+def _precision(allow_tf32: bool) -> str:
+    return "tf32" if allow_tf32 else "ieee"
 
 
 def _block_d(d: int) -> int:
     """The whole head dimension in one tile, padded to a power of two (tl.dot needs >= 16)."""
     return max(16, triton.next_power_of_2(d))
+
+
+# <<< autotune generated block <<<
 
 
 def default_config(kernel: str, shape: dict) -> dict:
@@ -534,17 +549,6 @@ def default_config(kernel: str, shape: dict) -> dict:
 
 def _shape(batch: int, max_seq_len: int, d: int, t: int) -> dict:
     return {"B": batch, "max_seq_len": int(max_seq_len), "D": d, "T": t}
-
-
-def _configure(kernel, config, shape, device, dtype):
-    if config is None:
-        default = default_config(kernel, shape)
-        config = _pick_config(kernel, shape, _DTYPE_NAMES[dtype], device, default)
-    return _split_config(config, device)
-
-
-def _precision(allow_tf32: bool) -> str:
-    return "tf32" if allow_tf32 else "ieee"
 
 
 def _check_inputs(q, k, v, attn_bias, offsets, max_seq_len):
@@ -586,7 +590,7 @@ def jagged_dense_flash_attention_fwd(
         _check_inputs(q, k, v, attn_bias, offsets, max_seq_len)
     batch, d, t = k.shape
     shape = _shape(batch, max_seq_len, d, t)
-    blocks, options = _configure("fwd", config, shape, q.device, q.dtype)
+    blocks, options = _configure("fwd", config, shape, q)
     out = torch.empty(batch, t, d, dtype=out_dtype or q.dtype, device=q.device)
     lse = torch.empty(batch, t, dtype=torch.float32, device=q.device)
     grid = (triton.cdiv(t, blocks["BLOCK_T"]), batch)
@@ -605,7 +609,7 @@ def bwd_preprocess(out, dout, max_seq_len, *, config=None):
     batch, t, d = out.shape
     shape = _shape(batch, max_seq_len, d, t)
     # `out` may be the forward's fp32 output: the case (and its frozen config) has dout's dtype.
-    blocks, options = _configure("bwd_preprocess", config, shape, dout.device, dout.dtype)
+    blocks, options = _configure("bwd_preprocess", config, shape, dout)
     delta = torch.empty(batch, t, dtype=torch.float32, device=out.device)
     grid = (triton.cdiv(t, blocks["BLOCK_T"]), batch)
     _bwd_preprocess_kernel[grid](
@@ -622,7 +626,7 @@ def bwd_dv_db_dq(
     """(dq, dv, dbias): rows of a sequence past max_seq_len get zero dq and dv."""
     batch, d, t = k.shape
     shape = _shape(batch, max_seq_len, d, t)
-    blocks, options = _configure("bwd_dv_db_dq", config, shape, q.device, q.dtype)
+    blocks, options = _configure("bwd_dv_db_dq", config, shape, q)
     dq = torch.zeros_like(q)
     dv = torch.zeros_like(v)
     dbias = torch.empty_like(attn_bias)
@@ -645,7 +649,7 @@ def bwd_dk(
     """dk [B, D, T]; zero for an empty sequence."""
     batch, d, t = k.shape
     shape = _shape(batch, max_seq_len, d, t)
-    blocks, options = _configure("bwd_dk", config, shape, q.device, q.dtype)
+    blocks, options = _configure("bwd_dk", config, shape, q)
     dk = torch.empty_like(k)
     grid = (triton.cdiv(t, blocks["BLOCK_T"]), batch)
     _bwd_dk_kernel[grid](

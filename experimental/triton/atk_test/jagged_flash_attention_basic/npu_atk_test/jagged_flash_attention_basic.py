@@ -228,7 +228,8 @@ def _bwd_kernel(
 
 
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
-# Launch configs frozen per soc, kernel and case, and the code that picks one at run time.
+# Launch configs frozen per soc, kernel and case, the code that picks one at run time, and the
+# launcher helpers this port shares with others (autotuner.generated_block.PORT_HELPERS).
 FROZEN_CONFIGS = {
     "H200": {
         "bwd": [
@@ -468,12 +469,26 @@ def _check_offsets(offsets, rows):
         raise ValueError(f"offsets end at {host[-1]} but the jagged tensor has {rows} rows")
 
 
-# <<< autotune generated block <<<
+def _configure(kernel, config, shape, tensor):
+    """_split_config of `config`, or when it is None of the config picked for the case: `shape`,
+    the dtype and device of `tensor`, and the port's own `default_config(kernel, shape)`."""
+    if config is None:
+        dtype = _DTYPE_NAMES.get(tensor.dtype, str(tensor.dtype))
+        default = default_config(kernel, shape)
+        config = _pick_config(kernel, shape, dtype, tensor.device, default)
+    return _split_config(config, tensor.device)
+
+
+def _precision(allow_tf32: bool) -> str:
+    return "tf32" if allow_tf32 else "ieee"
 
 
 def _block_d(d: int) -> int:
     """The whole head dimension in one tile, padded to a power of two (tl.dot needs >= 16)."""
     return max(16, triton.next_power_of_2(d))
+
+
+# <<< autotune generated block <<<
 
 
 def default_config(kernel: str, shape: dict) -> dict:
@@ -488,17 +503,6 @@ def default_config(kernel: str, shape: dict) -> dict:
 
 def _shape(batch: int, max_seq_len: int, d: int) -> dict:
     return {"B": batch, "max_seq_len": int(max_seq_len), "D": d}
-
-
-def _configure(kernel, config, shape, device, dtype):
-    if config is None:
-        default = default_config(kernel, shape)
-        config = _pick_config(kernel, shape, _DTYPE_NAMES[dtype], device, default)
-    return _split_config(config, device)
-
-
-def _precision(allow_tf32: bool) -> str:
-    return "tf32" if allow_tf32 else "ieee"
 
 
 def _check_inputs(q, k, v, offsets):
@@ -524,7 +528,7 @@ def jagged_flash_attention_basic_fwd(
         _check_inputs(q, k, v, offsets)
     batch, d = offsets.numel() - 1, q.size(1)
     shape = _shape(batch, max_seq_len, d)
-    blocks, options = _configure("fwd", config, shape, q.device, q.dtype)
+    blocks, options = _configure("fwd", config, shape, q)
     out = torch.zeros(q.shape, dtype=out_dtype or q.dtype, device=q.device)
     lse = torch.full((q.size(0),), float("-inf"), dtype=torch.float32, device=q.device)
     grid = (triton.cdiv(max_seq_len, blocks["BLOCK_M"]), batch)
@@ -543,7 +547,7 @@ def bwd_preprocess(out, dout, offsets, max_seq_len, *, config=None):
     batch, d = offsets.numel() - 1, out.size(1)
     shape = _shape(batch, max_seq_len, d)
     # `out` may be the forward's fp32 output: the case (and its frozen config) has dout's dtype.
-    blocks, options = _configure("bwd_preprocess", config, shape, dout.device, dout.dtype)
+    blocks, options = _configure("bwd_preprocess", config, shape, dout)
     delta = torch.zeros(out.size(0), dtype=torch.float32, device=out.device)
     grid = (triton.cdiv(max_seq_len, blocks["BLOCK_M"]), batch)
     _bwd_preprocess_kernel[grid](
@@ -559,7 +563,7 @@ def bwd(q, k, v, offsets, max_seq_len, dout, lse, delta, use_mask=False, allow_t
     """(dq, dk, dv); rows past max_seq_len get zeros."""
     batch, d = offsets.numel() - 1, q.size(1)
     shape = _shape(batch, max_seq_len, d)
-    blocks, options = _configure("bwd", config, shape, q.device, q.dtype)
+    blocks, options = _configure("bwd", config, shape, q)
     # The kernel walks lse and delta rows with unit stride.
     lse, delta = lse.contiguous(), delta.contiguous()
     dq, dk, dv = torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)

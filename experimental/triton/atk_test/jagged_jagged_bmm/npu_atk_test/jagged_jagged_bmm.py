@@ -111,7 +111,8 @@ def _jagged_jagged_bmm_kernel(
 
 
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
-# Launch configs frozen per soc, kernel and case, and the code that picks one at run time.
+# Launch configs frozen per soc, kernel and case, the code that picks one at run time, and the
+# launcher helpers this port shares with others (autotuner.generated_block.PORT_HELPERS).
 FROZEN_CONFIGS = {
     "H200": {
         "bwd_dx": [
@@ -399,7 +400,18 @@ def _check_offsets(offsets, rows):
         raise ValueError(f"offsets end at {host[-1]} but the jagged tensor has {rows} rows")
 
 
-# <<< autotune generated block <<<
+def _configure(kernel, config, shape, tensor):
+    """_split_config of `config`, or when it is None of the config picked for the case: `shape`,
+    the dtype and device of `tensor`, and the port's own `default_config(kernel, shape)`."""
+    if config is None:
+        dtype = _DTYPE_NAMES.get(tensor.dtype, str(tensor.dtype))
+        default = default_config(kernel, shape)
+        config = _pick_config(kernel, shape, dtype, tensor.device, default)
+    return _split_config(config, tensor.device)
+
+
+def _precision(allow_tf32: bool) -> str:
+    return "tf32" if allow_tf32 else "ieee"
 
 
 def _block_size(n: int) -> int:
@@ -432,25 +444,17 @@ def _jagged_bmm_default(m: int, n: int) -> dict:
     }
 
 
+# <<< autotune generated block <<<
+
+
 def _shape(batch: int, max_seq_len: int, d: int, t: int) -> dict:
     return {"B": batch, "max_seq_len": int(max_seq_len), "D": d, "T": t}
-
-
-def _configure(kernel, config, shape, device, dtype):
-    if config is None:
-        default = default_config(kernel, shape)
-        config = _pick_config(kernel, shape, _DTYPE_NAMES[dtype], device, default)
-    return _split_config(config, device)
-
-
-def _precision(allow_tf32: bool) -> str:
-    return "tf32" if allow_tf32 else "ieee"
 
 
 def _dense_bmm(kernel, shape, a, b, offsets, max_seq_len, allow_tf32, config):
     """[sum_L, K] jagged @ [B, K, N] dense -> [sum_L, N] jagged; rows past max_seq_len are 0."""
     batch, k, n = b.shape
-    blocks, options = _configure(kernel, config, shape, a.device, a.dtype)
+    blocks, options = _configure(kernel, config, shape, a)
     # Zeros: rows past max_seq_len belong to no program (upstream zero-fills as well).
     c = torch.zeros(a.size(0), n, dtype=a.dtype, device=a.device)
     if max_seq_len <= 0 or c.numel() == 0:
@@ -468,7 +472,7 @@ def _jagged_bmm(kernel, shape, a, b, offsets, max_seq_len, allow_tf32, config):
     """[M, sum_L] @ [sum_L, N] jagged -> [B, M, N] dense, over the first max_seq_len rows."""
     m, n = a.size(0), b.size(1)
     batch = offsets.numel() - 1
-    blocks, options = _configure(kernel, config, shape, a.device, a.dtype)
+    blocks, options = _configure(kernel, config, shape, a)
     c = torch.empty(batch, m, n, dtype=a.dtype, device=a.device)
     if c.numel() == 0:
         return c

@@ -111,7 +111,8 @@ def _jagged_softmax_bwd_kernel(
 
 
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
-# Launch configs frozen per soc, kernel and case, and the code that picks one at run time.
+# Launch configs frozen per soc, kernel and case, the code that picks one at run time, and the
+# launcher helpers this port shares with others (autotuner.generated_block.PORT_HELPERS).
 FROZEN_CONFIGS = {
     "H200": {
         "bwd": [
@@ -301,6 +302,16 @@ def _check_offsets(offsets, rows):
         raise ValueError(f"offsets end at {host[-1]} but the jagged tensor has {rows} rows")
 
 
+def _configure(kernel, config, shape, tensor):
+    """_split_config of `config`, or when it is None of the config picked for the case: `shape`,
+    the dtype and device of `tensor`, and the port's own `default_config(kernel, shape)`."""
+    if config is None:
+        dtype = _DTYPE_NAMES.get(tensor.dtype, str(tensor.dtype))
+        default = default_config(kernel, shape)
+        config = _pick_config(kernel, shape, dtype, tensor.device, default)
+    return _split_config(config, tensor.device)
+
+
 # <<< autotune generated block <<<
 
 
@@ -312,14 +323,6 @@ def default_config(kernel: str, shape: dict) -> dict:
         "BLOCK_D": 1,
         "num_warps": 4,
     }
-
-
-def _configure(kernel, config, shape, device, dtype):
-    if config is None:
-        default = default_config(kernel, shape)
-        name = _DTYPE_NAMES.get(dtype, str(dtype))
-        config = _pick_config(kernel, shape, name, device, default)
-    return _split_config(config, device)
 
 
 def _check_inputs(x, offsets, max_seq_len, *others):
@@ -342,7 +345,7 @@ def jagged_softmax_forward(x, x_offsets, max_seq_len, *, config=None, check=Fals
         _check_inputs(x, x_offsets, max_seq_len)
     batch, d = x_offsets.numel() - 1, x.size(1)
     shape = {"B": batch, "max_seq_len": int(max_seq_len), "D": d}
-    blocks, options = _configure("fwd", config, shape, x.device, x.dtype)
+    blocks, options = _configure("fwd", config, shape, x)
     y = torch.empty_like(x)
     if y.numel() == 0:
         return y
@@ -361,7 +364,7 @@ def jagged_softmax_backward(grad_output, y, x_offsets, max_seq_len, *, config=No
         _check_inputs(y, x_offsets, max_seq_len, grad_output)
     batch, d = x_offsets.numel() - 1, y.size(1)
     shape = {"B": batch, "max_seq_len": int(max_seq_len), "D": d}
-    blocks, options = _configure("bwd", config, shape, y.device, y.dtype)
+    blocks, options = _configure("bwd", config, shape, y)
     grad = torch.empty_like(y)
     if grad.numel() == 0:
         return grad

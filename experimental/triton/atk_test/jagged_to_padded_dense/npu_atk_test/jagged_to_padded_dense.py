@@ -47,7 +47,8 @@ def _jagged_to_padded_dense_kernel(
 
 
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
-# Launch configs frozen per soc, kernel and case, and the code that picks one at run time.
+# Launch configs frozen per soc, kernel and case, the code that picks one at run time, and the
+# launcher helpers this port shares with others (autotuner.generated_block.PORT_HELPERS).
 FROZEN_CONFIGS = {
     "H200": {
         "fwd": [
@@ -211,6 +212,16 @@ def _check_offsets(offsets, rows):
         raise ValueError(f"offsets end at {host[-1]} but the jagged tensor has {rows} rows")
 
 
+def _configure(kernel, config, shape, tensor):
+    """_split_config of `config`, or when it is None of the config picked for the case: `shape`,
+    the dtype and device of `tensor`, and the port's own `default_config(kernel, shape)`."""
+    if config is None:
+        dtype = _DTYPE_NAMES.get(tensor.dtype, str(tensor.dtype))
+        default = default_config(kernel, shape)
+        config = _pick_config(kernel, shape, dtype, tensor.device, default)
+    return _split_config(config, tensor.device)
+
+
 # <<< autotune generated block <<<
 
 
@@ -237,10 +248,7 @@ def jagged_to_padded_dense(
         _check_offsets(offsets, values.size(0))
     batch, d = offsets.numel() - 1, values.size(1)
     shape = {"B": batch, "max_seq_len": max_len, "D": d}
-    if config is None:
-        dtype = _DTYPE_NAMES.get(values.dtype, str(values.dtype))
-        config = _pick_config("fwd", shape, dtype, values.device, default_config("fwd", shape))
-    blocks, options = _split_config(config, values.device)
+    blocks, options = _configure("fwd", config, shape, values)
     out = torch.empty(batch, max_len, d, dtype=values.dtype, device=values.device)
     if out.numel() == 0:
         return out

@@ -248,7 +248,8 @@ def _bwd_kernel(
 
 
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
-# Launch configs frozen per soc, kernel and case, and the code that picks one at run time.
+# Launch configs frozen per soc, kernel and case, the code that picks one at run time, and the
+# launcher helpers this port shares with others (autotuner.generated_block.PORT_HELPERS).
 FROZEN_CONFIGS = {
     "H200": {
         "bwd": [
@@ -488,12 +489,26 @@ def _check_offsets(offsets, rows):
         raise ValueError(f"offsets end at {host[-1]} but the jagged tensor has {rows} rows")
 
 
-# <<< autotune generated block <<<
+def _configure(kernel, config, shape, tensor):
+    """_split_config of `config`, or when it is None of the config picked for the case: `shape`,
+    the dtype and device of `tensor`, and the port's own `default_config(kernel, shape)`."""
+    if config is None:
+        dtype = _DTYPE_NAMES.get(tensor.dtype, str(tensor.dtype))
+        default = default_config(kernel, shape)
+        config = _pick_config(kernel, shape, dtype, tensor.device, default)
+    return _split_config(config, tensor.device)
+
+
+def _precision(allow_tf32: bool) -> str:
+    return "tf32" if allow_tf32 else "ieee"
 
 
 def _block_d(d: int) -> int:
     """The whole head dimension in one tile, padded to a power of two (tl.dot needs >= 16)."""
     return max(16, triton.next_power_of_2(d))
+
+
+# <<< autotune generated block <<<
 
 
 def default_config(kernel: str, shape: dict) -> dict:
@@ -514,17 +529,6 @@ def default_config(kernel: str, shape: dict) -> dict:
 
 def _shape(batch: int, heads: int, max_seq_len: int, d: int) -> dict:
     return {"B": batch, "H": heads, "max_seq_len": int(max_seq_len), "D": d}
-
-
-def _configure(kernel, config, shape, device, dtype):
-    if config is None:
-        default = default_config(kernel, shape)
-        config = _pick_config(kernel, shape, _DTYPE_NAMES[dtype], device, default)
-    return _split_config(config, device)
-
-
-def _precision(allow_tf32: bool) -> str:
-    return "tf32" if allow_tf32 else "ieee"
 
 
 def _check_inputs(q, k, v, offsets):
@@ -549,7 +553,7 @@ def multi_head_jagged_flash_attention_fwd(
     heads, _, d = q.shape
     batch = offsets.numel() - 1
     shape = _shape(batch, heads, max_seq_len, d)
-    blocks, options = _configure("fwd", config, shape, q.device, q.dtype)
+    blocks, options = _configure("fwd", config, shape, q)
     out = torch.zeros(q.shape, dtype=out_dtype or q.dtype, device=q.device)
     lse = torch.full(q.shape[:2], float("-inf"), dtype=torch.float32, device=q.device)
     grid = (triton.cdiv(max_seq_len, blocks["BLOCK_M"]), batch * heads)
@@ -569,7 +573,7 @@ def bwd_preprocess(out, dout, offsets, max_seq_len, *, config=None):
     batch = offsets.numel() - 1
     shape = _shape(batch, heads, max_seq_len, d)
     # `out` may be the forward's fp32 output: the case (and its frozen config) has dout's dtype.
-    blocks, options = _configure("bwd_preprocess", config, shape, dout.device, dout.dtype)
+    blocks, options = _configure("bwd_preprocess", config, shape, dout)
     delta = torch.zeros(heads, rows, dtype=torch.float32, device=out.device)
     grid = (triton.cdiv(max_seq_len, blocks["BLOCK_M"]), batch * heads)
     _bwd_preprocess_kernel[grid](
@@ -586,7 +590,7 @@ def bwd(q, k, v, offsets, max_seq_len, dout, lse, delta, allow_tf32=False, *, co
     heads, _, d = q.shape
     batch = offsets.numel() - 1
     shape = _shape(batch, heads, max_seq_len, d)
-    blocks, options = _configure("bwd", config, shape, q.device, q.dtype)
+    blocks, options = _configure("bwd", config, shape, q)
     if blocks["BLOCK_M"] != blocks["BLOCK_N"]:
         raise ValueError(
             f"bwd needs BLOCK_M == BLOCK_N (its dq part), got {blocks['BLOCK_M']} and {blocks['BLOCK_N']}"

@@ -1,0 +1,57 @@
+"""The CUDA backend's second timer: parts under 50 us replayed from a CUDA graph."""
+
+import pytest
+
+from autotuner.backends import cuda
+from autotuner.backends.base import Timing
+from ops import get_op
+
+from .conftest import requires_gpu
+
+
+def bare_backend():
+    """The backend's methods without a GPU behind them (the graph is never built here)."""
+    return cuda.CudaBackend.__new__(cuda.CudaBackend)
+
+
+def timing(ms):
+    return Timing(ms, ms, ms, 10)
+
+
+def test_a_part_above_the_threshold_has_no_second_timer(monkeypatch):
+    backend = bare_backend()
+    monkeypatch.setattr(backend, "_graph_ms", lambda fn: pytest.fail("graph built"), raising=False)
+    assert backend.cross_check(lambda: None, timing(cuda.CROSS_CHECK_BELOW_MS)) == {}
+
+
+def test_a_short_part_records_the_graph_time_and_the_ratio(monkeypatch):
+    backend = bare_backend()
+    monkeypatch.setattr(backend, "_graph_ms", lambda fn: 0.008, raising=False)
+    assert backend.cross_check(lambda: None, timing(0.01)) == {
+        "graph_ms": 0.008, "events_over_graph": pytest.approx(1.25),
+    }  # fmt: skip
+
+
+def test_work_a_graph_cannot_capture_is_said_not_raised(monkeypatch):
+    def capture_fails(fn):
+        raise RuntimeError("operation not permitted when stream is capturing\nmore")
+
+    backend = bare_backend()
+    monkeypatch.setattr(backend, "_graph_ms", capture_fails, raising=False)
+    assert backend.cross_check(lambda: None, timing(0.01)) == {
+        "graph_check": "not capturable: operation not permitted when stream is capturing"
+    }
+
+
+@requires_gpu
+def test_a_copy_kernel_replayed_from_a_graph_agrees_with_the_event_timer():
+    """On a GPU: a small part of a copy op, both timers, within a factor of two (the events
+    time each call with a cold L2, the graph a warm one)."""
+    backend = cuda.CudaBackend(0)
+    spec = get_op("jagged_to_padded_dense")
+    case = spec.cases("accuracy")[0]
+    inputs = spec.make_inputs(case, backend.device)
+    launch = spec.port_part("fwd", inputs, None)
+    events = backend.time(launch)
+    graph_ms = backend._graph_ms(launch)
+    assert graph_ms > 0 and 0.5 < events.median_ms / graph_ms < 2.0
