@@ -112,7 +112,7 @@ def _jagged_jagged_bmm_kernel(
 
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
 # Launch configs frozen per soc, kernel and case, the code that picks one at run time, and the
-# launcher helpers this port shares with others (autotuner.generated_block.PORT_HELPERS).
+# launcher helpers this port shares with others (autotuner.atk.generated_block.PORT_HELPERS).
 FROZEN_CONFIGS = {
     "H200": {
         "bwd_dx": [
