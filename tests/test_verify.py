@@ -82,6 +82,23 @@ def test_two_processes_give_the_same_verdicts_and_say_the_nearest_case_once(tree
     assert [a["configs"]["fwd"] for a in body.json()["items"]] == [entry["config"]] * 2
 
 
+def test_the_port_runs_checked_and_the_environment_is_left_as_it_was(cpu, monkeypatch):
+    spec = get_op(OP)
+    seen = []
+    real = type(spec).run_port
+    monkeypatch.setattr(
+        type(spec), "run_port",
+        lambda self, inputs, configs=None: seen.append(os.environ.get("AUTOTUNE_CHECK"))
+        or real(self, inputs, configs),
+    )  # fmt: skip
+    monkeypatch.delenv("AUTOTUNE_CHECK", raising=False)
+    verify_case(spec, spec.cases("accuracy")[0], cpu, "L0")
+    assert seen == ["1"] and "AUTOTUNE_CHECK" not in os.environ
+    monkeypatch.setenv("AUTOTUNE_CHECK", "0")
+    verify_case(spec, spec.cases("accuracy")[0], cpu, "L0")
+    assert seen == ["1", "1"] and os.environ["AUTOTUNE_CHECK"] == "0"
+
+
 def test_each_case_is_printed_as_it_finishes(cpu):
     """Rows come before the summary, one case at a time; the summary says where time went."""
     spec = get_op(OP)

@@ -106,6 +106,21 @@ def _picked_configs(op: OpSpec, configs: dict[str, dict[str, Any]]) -> Iterator[
         port._pick_config = pick
 
 
+@contextmanager
+def _checked_launchers() -> Iterator[None]:
+    """The launchers' checked mode (offsets and shapes validated first) for this call only: the
+    process's environment is left as it was, for whatever runs next in it."""
+    saved = os.environ.get("AUTOTUNE_CHECK")
+    os.environ["AUTOTUNE_CHECK"] = "1"
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ["AUTOTUNE_CHECK"]
+        else:
+            os.environ["AUTOTUNE_CHECK"] = saved
+
+
 def verify_case(op: OpSpec, case: Case, backend: Backend, level: Level) -> CaseResult:
     """Run the port (checked mode), the second references and the float64 CPU golden.
 
@@ -113,7 +128,6 @@ def verify_case(op: OpSpec, case: Case, backend: Backend, level: Level) -> CaseR
     (a dtype or shape upstream does not support), torch's own ops in the case dtype on the same
     device, as FlashAttention's tests and the TileLang report's dual benchmark do.
     """
-    os.environ["AUTOTUNE_CHECK"] = "1"  # launchers validate offsets and shapes first
     result = CaseResult(op.name, case)
     seconds = result.seconds
 
@@ -127,7 +141,7 @@ def verify_case(op: OpSpec, case: Case, backend: Backend, level: Level) -> CaseR
     with warnings.catch_warnings(record=True) as caught, _compile_clock(seconds):
         with phase("inputs"):
             inputs = op.make_inputs(case, backend.device)
-        with phase("port"), _picked_configs(op, result.configs):
+        with phase("port"), _picked_configs(op, result.configs), _checked_launchers():
             port = op.run_port(inputs)
         with phase("upstream"):
             upstream = op.run_upstream(inputs, case)
