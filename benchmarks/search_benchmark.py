@@ -15,9 +15,9 @@ For each op:kernel, over its performance cases, on a device:
    other cases (leave one out, as `replay_search.py` replays it);
 4. per case, the default, the optimum, the search's winner and triton.autotune's picks re-timed
    interleaved in one worker.
-Rows (one per case, with its shape, dtype and lengths, so that `replay_search.py` replays any of
-them; then one per kernel with the wall times and both ratios) are appended to
-OUT/search_benchmark.jsonl as soon as they exist; `--report FILE` renders them as Markdown.
+Rows (one per kernel with the wall times and both ratios, as soon as the search phase ends;
+then one per case, with its shape, dtype and lengths, so that `replay_search.py` replays any of
+them) are appended to OUT/search_benchmark.jsonl as soon as they exist; `--report FILE` renders them as Markdown.
 
     python benchmarks/search_benchmark.py --soc H200 --out OUT --fraction 0.12 \\
         --target jagged_dense_flash_attention:bwd_dk --target jagged_to_padded_dense:fwd
@@ -352,6 +352,37 @@ def benchmark_kernel(
     search = tuning_phase(
         op, kernel, cases, soc, options.fraction, search_db, options.sampler, siblings
     )
+    # The wall times are known now: the summary first, so a run stopped during the re-timing
+    # below still says them.
+    serial_wall = sum(a["wall_s"] for a in autotuned.values())
+    parallel_wall = sum(a["wall_s"] for a in parallel.values())
+    summary = {
+        "op": op,
+        "kernel": kernel,
+        "cases": cases,
+        "compile_workers": workers,
+        "wall_s": {
+            "triton_autotune": serial_wall,
+            "triton_autotune_parallel": parallel_wall,
+            "exhaustive": exhaustive["wall_s"],
+            "search": search["wall_s"],
+        },
+    }
+    summary["wall_ratio_search_vs_triton_autotune"] = (
+        search["wall_s"] / serial_wall if serial_wall else math.nan
+    )
+    summary["wall_ratio_search_vs_triton_autotune_parallel"] = (
+        search["wall_s"] / parallel_wall if parallel_wall else math.nan
+    )
+    sink.write(json.dumps({"kernel_summary": summary}) + "\n")
+    sink.flush()
+    print(
+        f"{op}:{kernel}: tuning wall {search['wall_s']:.0f} s (autotune run, {workers} compile workers) vs "
+        f"{parallel_wall:.0f} s (triton.autotune, {workers} compile workers): "
+        f"{summary['wall_ratio_search_vs_triton_autotune_parallel']:.2f}; vs {serial_wall:.0f} s "
+        f"(triton.autotune, serial): {summary['wall_ratio_search_vs_triton_autotune']:.2f}",
+        flush=True,
+    )
     for case in cases:
         ex, se, at = exhaustive["cases"][case], search["cases"][case], autotuned[case]
         plan = plan_for(op, kernel, case, soc)
@@ -384,35 +415,6 @@ def benchmark_kernel(
         print(f"{op}:{kernel} {case}: space {row['space']}, search {se['measured']} trials ({row['evaluated_fraction']:.0%}), "
               f"{row['search_fraction_of_optimum']:.1%} of optimum, {row['search_speedup_over_default']:.2f}x default "
               f"(optimum {row['optimum_speedup_over_default']:.2f}x)", flush=True)  # fmt: skip
-    serial_wall = sum(a["wall_s"] for a in autotuned.values())
-    parallel_wall = sum(a["wall_s"] for a in parallel.values())
-    summary = {
-        "op": op,
-        "kernel": kernel,
-        "cases": cases,
-        "compile_workers": workers,
-        "wall_s": {
-            "triton_autotune": serial_wall,
-            "triton_autotune_parallel": parallel_wall,
-            "exhaustive": exhaustive["wall_s"],
-            "search": search["wall_s"],
-        },
-    }
-    summary["wall_ratio_search_vs_triton_autotune"] = (
-        search["wall_s"] / serial_wall if serial_wall else math.nan
-    )
-    summary["wall_ratio_search_vs_triton_autotune_parallel"] = (
-        search["wall_s"] / parallel_wall if parallel_wall else math.nan
-    )
-    sink.write(json.dumps({"kernel_summary": summary}) + "\n")
-    sink.flush()
-    print(
-        f"{op}:{kernel}: tuning wall {search['wall_s']:.0f} s (autotune run, {workers} compile workers) vs "
-        f"{parallel_wall:.0f} s (triton.autotune, {workers} compile workers): "
-        f"{summary['wall_ratio_search_vs_triton_autotune_parallel']:.2f}; vs {serial_wall:.0f} s "
-        f"(triton.autotune, serial): {summary['wall_ratio_search_vs_triton_autotune']:.2f}",
-        flush=True,
-    )
 
 
 def report(paths: list[Path]) -> str:
