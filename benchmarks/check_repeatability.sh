@@ -49,6 +49,9 @@ lane() {  # GPU, ops...
 }
 
 load_pids=()
+stop_load() { for pid in "${load_pids[@]}"; do kill "$pid" 2>/dev/null || true; done; }
+trap stop_load EXIT  # also when a `timeout` stops this script: no busy process outlives it
+trap 'exit 143' TERM INT
 if [ "$step" = loaded ]; then  # LOAD busy processes per core, for the checks' whole duration
   for _ in $(seq $(( ${LOAD:-2} * $(nproc) ))); do
     python3 -c 'while True: pass' & load_pids+=($!)
@@ -63,4 +66,3 @@ lane 0 "${lane0[@]}" & first=$!
 lane 1 "${lane1[@]}" & second=$!
 wait "$first" "$second" || true
 echo "$step: $((SECONDS - start)) s" | tee -a "$out/times.txt"
-for pid in "${load_pids[@]}"; do kill "$pid"; done
