@@ -15,7 +15,7 @@ from api.main import create_app
 from autotuner.atk.generated_block import read_frozen, replace_block
 from autotuner.verify import runner
 from autotuner.verify.report import VerifyReport
-from autotuner.verify.verify import PHASES, verify_case
+from autotuner.verify.verify import PHASES, environment, verify_case
 from core.paths import port_file
 from ops import get_op
 
@@ -132,7 +132,7 @@ def test_workers_are_bound_one_device_each(monkeypatch):
     assert runner.default_jobs(FakeGpu()) == 6  # never more processes than cores
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5,6")  # torch's index 2 is the host's GPU 6
     assert runner.device_slots(FakeGpu()) == ["4", "6"]
-    with runner._visible("CUDA_VISIBLE_DEVICES", "6"):
+    with environment("CUDA_VISIBLE_DEVICES", "6"):
         assert os.environ["CUDA_VISIBLE_DEVICES"] == "6"
     assert os.environ["CUDA_VISIBLE_DEVICES"] == "4,5,6"
 

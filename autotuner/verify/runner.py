@@ -18,7 +18,6 @@ import os
 import queue
 import traceback
 from collections.abc import Iterator
-from contextlib import contextmanager
 
 import torch
 
@@ -28,7 +27,7 @@ from ops.spec import Case, OpSpec
 from ..backends import Backend, device_indices
 from ..measure.accuracy import Level
 from ..settings import settings
-from .verify import CaseResult, verify_case
+from .verify import CaseResult, environment, verify_case
 
 #: Backend kind -> the variable that makes a process see some devices only.
 VISIBLE_DEVICES = {"cuda": "CUDA_VISIBLE_DEVICES", "npu": "ASCEND_RT_VISIBLE_DEVICES"}
@@ -77,23 +76,6 @@ def run_cases(
     yield from _in_workers(todo, backend, level, jobs)
 
 
-@contextmanager
-def _visible(variable: str | None, value: str | None) -> Iterator[None]:
-    """The environment a worker starts with: spawned processes copy the parent's."""
-    if variable is None or value is None:
-        yield
-        return
-    saved = os.environ.get(variable)
-    os.environ[variable] = value
-    try:
-        yield
-    finally:
-        if saved is None:
-            del os.environ[variable]
-        else:
-            os.environ[variable] = saved
-
-
 def _in_workers(
     todo: list[tuple[OpSpec, Case]], backend: Backend, level: Level, jobs: int
 ) -> Iterator[CaseResult]:
@@ -108,7 +90,8 @@ def _in_workers(
     workers = []
     try:
         for number in range(jobs):
-            with _visible(variable, slots[number % len(slots)] if slots else None):
+            # Spawned processes start with the parent's environment.
+            with environment(variable, slots[number % len(slots)] if slots else None):
                 worker = _CONTEXT.Process(
                     target=_serve, args=(backend.soc, level, threads, tasks, results), daemon=True
                 )

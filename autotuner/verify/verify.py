@@ -107,18 +107,20 @@ def _picked_configs(op: OpSpec, configs: dict[str, dict[str, Any]]) -> Iterator[
 
 
 @contextmanager
-def _checked_launchers() -> Iterator[None]:
-    """The launchers' checked mode (offsets and shapes validated first) for this call only: the
-    process's environment is left as it was, for whatever runs next in it."""
-    saved = os.environ.get("AUTOTUNE_CHECK")
-    os.environ["AUTOTUNE_CHECK"] = "1"
+def environment(variable: str | None, value: str | None) -> Iterator[None]:
+    """`variable` set to `value` for the block, then as it was (nothing where either is None)."""
+    if variable is None or value is None:
+        yield
+        return
+    saved = os.environ.get(variable)
+    os.environ[variable] = value
     try:
         yield
     finally:
         if saved is None:
-            del os.environ["AUTOTUNE_CHECK"]
+            del os.environ[variable]
         else:
-            os.environ["AUTOTUNE_CHECK"] = saved
+            os.environ[variable] = saved
 
 
 def verify_case(op: OpSpec, case: Case, backend: Backend, level: Level) -> CaseResult:
@@ -141,7 +143,8 @@ def verify_case(op: OpSpec, case: Case, backend: Backend, level: Level) -> CaseR
     with warnings.catch_warnings(record=True) as caught, _compile_clock(seconds):
         with phase("inputs"):
             inputs = op.make_inputs(case, backend.device)
-        with phase("port"), _picked_configs(op, result.configs), _checked_launchers():
+        checked = environment("AUTOTUNE_CHECK", "1")  # launchers validate offsets, shapes first
+        with phase("port"), _picked_configs(op, result.configs), checked:
             port = op.run_port(inputs)
         with phase("upstream"):
             upstream = op.run_upstream(inputs, case)
