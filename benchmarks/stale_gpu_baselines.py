@@ -13,27 +13,23 @@ from __future__ import annotations
 import argparse
 import json
 
-from sqlalchemy import select
-
+from autotuner.baseline.baseline import gpu_baseline
 from core.paths import performance_json
 from ops import all_ops
-from storage import open_database
-from storage.models import Baseline
+from storage import Database, open_database
 
 
-def measured_now(urls: list[str], soc: str) -> dict[tuple[str, str, str], float]:
-    """(op, case, part) -> the newest upstream median of `soc` in the databases."""
-    newest: dict[tuple[str, str, str], tuple] = {}
-    for url in urls:
-        with open_database(url).sessions() as session:
-            rows = session.scalars(
-                select(Baseline).where(Baseline.soc == soc, Baseline.source == "upstream")
-            )
-            for row in rows:
-                key = (row.op, row.case_name, row.part)
-                if key not in newest or row.measured_at > newest[key][0]:
-                    newest[key] = (row.measured_at, row.median_ms)
-    return {key: median for key, (_, median) in newest.items()}
+def measured_now(
+    databases: list[Database], op: str, case: str, part: str, soc: str
+) -> float | None:
+    """The newest GPU baseline of `soc` of one (op, case, part) over the databases, as freeze
+    takes it (`gpu_baseline`)."""
+    rows = []
+    for database in databases:
+        with database.sessions() as session:
+            rows.append(gpu_baseline(session, op, case, part, soc))
+    found = [row for row in rows if row is not None]
+    return max(found, key=lambda row: row.measured_at).median_ms if found else None
 
 
 def main() -> None:
@@ -42,16 +38,14 @@ def main() -> None:
     parser.add_argument("--tolerance", type=float, default=0.10)
     parser.add_argument("urls", nargs="+")
     args = parser.parse_args()
-    now = measured_now(args.urls, args.soc)
+    databases = [open_database(url) for url in args.urls]
     for op in all_ops():
         cases = json.loads(performance_json(op).read_text())["cases"]
         for case in cases:
             kernels = case.get("frozen", {}).get(args.soc, {}).get("kernels", {})
             for kernel, numbers in kernels.items():
-                stored, measured = (
-                    numbers.get("gpu_baseline_ms"),
-                    now.get((op, case["name"], kernel)),
-                )
+                stored = numbers.get("gpu_baseline_ms")
+                measured = measured_now(databases, op, case["name"], kernel, args.soc)
                 if stored and measured and abs(stored / measured - 1) > args.tolerance:
                     print(f"{op} {case['name']} {kernel}: performance json {stored:.4f} ms, "
                           f"upstream now {measured:.4f} ms ({stored / measured:.1f}x)")  # fmt: skip
