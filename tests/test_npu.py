@@ -1,13 +1,12 @@
 """The Ascend backend without an NPU: soc mapping, the code path a device takes (torch_npu and
-`torch.npu` stood in for at their boundary only), search spaces per soc, the unified-buffer model
-and what `status` reports of it, and asking for an NPU this machine does not have."""
+`torch.npu` stood in for at their boundary only), search spaces per soc, what `status` reports of
+the memory model (tests/test_npu_memory.py), and asking for an NPU this machine does not have."""
 
 import importlib.machinery
 import importlib.util
 import json
 import os
 import re
-import shlex
 import subprocess
 import sys
 import types
@@ -34,20 +33,16 @@ from autotuner.backends.npu import (
 from autotuner.backends.socs import soc_from_device_name
 from autotuner.backends.triton_ascend import FAMILY_950, TritonAscend
 from autotuner.report.studies import summarize
-from autotuner.search.settle import retime_candidates
 from autotuner.search.space import config_key, space_for
 from autotuner.search.study import Plan, optuna_storage
-from autotuner.search.trial import classify, short
 from core.errors import UserError
 from core.limits import DeviceLimits
 from ops import all_ops, get_op
-from ops.spec import cube_bytes
 from storage import StudyRecord, open_database
 
 from .conftest import ROOT
 
 FA = get_op("jagged_dense_flash_attention")
-COPY = get_op("jagged_to_padded_dense")
 KIB = 1024
 
 
@@ -398,299 +393,6 @@ def test_the_npu_default_is_upstreams_plus_the_compilers_multibuffer():
         )  # fmt: skip
         assert plan.default == default and plan.default in plan.feasible
         assert plan.default_violation is None
-
-
-# -- the unified-buffer model --------------------------------------------------------------------
-
-
-def test_attention_forward_tile_bytes_by_hand():
-    fwd = FA.kernel("fwd")
-    case = FA.case("b1024_n256_d128_t128_bf16", "performance")  # D=128 -> BLOCK_D=128, bf16
-    # BLOCK_T=64, BLOCK_L=32. bf16 tiles: k [128, 64] 16384 B, q [32, 128] 8192 B,
-    # v [32, 128] 8192 B, bias [32, 64] 4096 B = 36864 B. fp32: s/p [32, 64] 8192 B,
-    # acc [64, 128] 32768 B, m_i and l_i [64] 2 * 256 B = 41472 B. In all 78336 B.
-    assert fwd.tile_bytes({"BLOCK_T": 64, "BLOCK_L": 32}, case) == 78336
-    # BLOCK_T=128, BLOCK_L=32. bf16: k 32768 + q 8192 + v 8192 + bias 8192 = 57344 B;
-    # fp32: s/p 16384 + acc 65536 + m_i, l_i 1024 = 82944 B. In all 140288 B.
-    assert fwd.tile_bytes({"BLOCK_T": 128, "BLOCK_L": 32}, case) == 140288
-
-
-def test_attention_dk_tile_bytes_by_hand():
-    dk = FA.kernel("bwd_dk")
-    case = FA.case("b2048_n512_d256_t32_bf16", "performance")  # BLOCK_D=256, bf16
-    # BLOCK_T=32, BLOCK_L=32. bf16: k [256, 32] 16384 B, do [32, 256] 16384 B, q [32, 256]
-    # 16384 B, v [32, 256] 16384 B, bias [32, 32] 2048 B = 67584 B. fp32: lse and delta [32]
-    # 256 B, dk [256, 32] 32768 B, s/p [32, 32] 4096 B, dp/ds [32, 32] 4096 B = 41216 B.
-    assert dk.tile_bytes({"BLOCK_T": 32, "BLOCK_L": 32}, case) == 108800
-    # BLOCK_L=16 halves q, v, bias, s/p and dp/ds: bf16 50176 B + fp32 37120 B.
-    assert dk.tile_bytes({"BLOCK_T": 32, "BLOCK_L": 16}, case) == 87296
-
-
-def test_jagged_to_padded_dense_tile_bytes_by_hand():
-    kernel = COPY.kernel("fwd")
-    # The one tile is x [BLOCK_ROW, BLOCK_COL] in the values' dtype.
-    fp32 = COPY.case("b1024_n1024_d128_fp32", "performance")
-    assert kernel.tile_bytes({"BLOCK_ROW": 128, "BLOCK_COL": 128}, fp32) == 128 * 128 * 4
-    fp16 = COPY.case("b2048_n256_d64_fp16", "performance")
-    assert kernel.tile_bytes({"BLOCK_ROW": 32, "BLOCK_COL": 32}, fp16) == 2048
-
-
-def plan_on(soc: str, spec, kernel: str, case: str) -> Plan:
-    return Plan.make(
-        spec,
-        spec.kernel(kernel),
-        spec.case(case, "performance"),
-        soc,
-        npu_launch_options(),
-        npu_limits(soc),
-        48,
-        npu_option_defaults(soc),
-    )
-
-
-def plan_910b(spec, kernel: str, case: str) -> Plan:
-    return plan_on("910B", spec, kernel, case)
-
-
-def test_multibuffer_doubles_only_the_tiles_streamed_in_the_loop():
-    fwd = FA.kernel("fwd")
-    case = FA.case("b1024_n256_d128_t128_bf16", "performance")
-    config = {"BLOCK_T": 128, "BLOCK_L": 32}
-    # In the loop: q [32, 128], v [32, 128] and bias [32, 128], bf16: 24576 B; k, acc, m_i and
-    # l_i stay. 140288 + 24576 = 164864 B, not 2 * 140288 = 280576 B.
-    assert fwd.stream_bytes(config, case) == 24576
-    limits = DeviceLimits(unified_buffer_bytes=164864)
-    assert fwd.violation({**config, "multibuffer": True}, case, limits) is None
-    assert fwd.violation(
-        {**config, "multibuffer": True}, case, DeviceLimits(unified_buffer_bytes=164863)
-    ) == ("tiles need 164864 B of unified buffer, over 164863 B")
-    # A kernel without a loop has nothing to double.
-    copy = get_op("jagged2_to_padded_dense").kernel("fwd")
-    small = get_op("jagged2_to_padded_dense").case("b1024_n256_fp32", "performance")
-    blocks = {"BLOCK_M": 64, "BLOCK_N": 64}
-    need = copy.tile_bytes(blocks, small)
-    tight = DeviceLimits(unified_buffer_bytes=need)
-    assert copy.violation({**blocks, "multibuffer": True}, small, tight) is None
-
-
-def test_the_attention_forward_of_the_issue_fits_a_950pr_multibuffered():
-    """BLOCK_T=128, BLOCK_L=32 with multibuffer on a bf16 D=128 case: 164864 B of UB (248 KiB
-    there); L1: k 32768 B once, q, p, v 8192 B each twice: 81920 B; L0C: the larger result,
-    pv [128, 128] fp32, twice: 131072 B (256 KiB there)."""
-    plan = plan_on("950PR", FA, "fwd", "b1024_n256_d128_t128_bf16")
-    config = {"BLOCK_T": 128, "BLOCK_L": 32, "multibuffer": True}
-    assert config in plan.feasible
-    dots = FA.kernel("fwd").dots(config, plan.case)
-    assert cube_bytes(dots, True) == (81920, 131072)
-    assert cube_bytes(dots, False) == (32768 + 3 * 8192, 65536)
-
-
-def test_910b_rejects_tiles_over_its_unified_buffer_with_the_reason():
-    assert npu_limits("910B") == DeviceLimits(
-        unified_buffer_bytes=192 * KIB,
-        l1_bytes=512 * KIB,
-        l0c_bytes=128 * KIB,
-        max_total_blocks=65535,
-    )
-    plan = plan_910b(FA, "fwd", "b1024_n256_d128_t128_bf16")
-    assert {"BLOCK_T": 128, "BLOCK_L": 32, "multibuffer": True} in plan.feasible  # 164864 B
-    wide = {"BLOCK_T": 128, "BLOCK_L": 64, "multibuffer": True}
-    assert plan.rejected[config_key(wide)] == (
-        "tiles need 230400 B of unified buffer, over 196608 B"
-    )
-    assert {**wide, "multibuffer": False} in plan.feasible  # 181248 B
-    kernel, case = plan.kernel, plan.case
-    for config in plan.space.configs():
-        streamed = kernel.stream_bytes(config, case) if config["multibuffer"] else 0
-        over = kernel.tile_bytes(config, case) + streamed > 192 * KIB
-        assert over == (config_key(config) in plan.rejected), config
-
-
-def test_the_l0c_check_rejects_dot_results_over_it_with_the_reason():
-    """The forward's pv [BLOCK_T, BLOCK_D] fp32 result on a D=256 case, BLOCK_T=128: 131072 B,
-    doubled by multibuffer 262144 B: over the 910B's 128 KiB of L0C, not over the 950's 256 KiB."""
-    fwd = FA.kernel("fwd")
-    case = FA.case("b2048_n512_d256_t32_bf16", "performance")
-    config = {"BLOCK_T": 128, "BLOCK_L": 16, "multibuffer": True}
-    l0c = {soc: DeviceLimits(l0c_bytes=npu_limits(soc).l0c_bytes) for soc in ("910B", "950PR")}
-    assert fwd.violation(config, case, l0c["910B"]) == (
-        "dot results need 262144 B of L0C, over 131072 B"
-    )
-    # (BLOCK_T=128 over T=32 is rejected too, later: only the memory check is asked here.)
-    assert fwd.on_chip_violation({**config, "multibuffer": False}, case, l0c["910B"]) is None
-    assert fwd.on_chip_violation(config, case, l0c["950PR"]) is None
-
-
-def test_the_l1_check_counts_operands_loaded_in_the_loop_twice():
-    fwd = FA.kernel("fwd")
-    case = FA.case("b1024_n256_d128_t128_bf16", "performance")
-    config = {"BLOCK_T": 128, "BLOCK_L": 32, "multibuffer": True}
-    assert fwd.violation(config, case, DeviceLimits(l1_bytes=81919)) == (
-        "dot operands need 81920 B of L1, over 81919 B"
-    )
-    assert fwd.violation(config, case, DeviceLimits(l1_bytes=81920)) is None
-    # Kernels without tl.dot have no L1 or L0C to check.
-    assert COPY.kernel("fwd").dots is None
-
-
-def test_the_cube_buffers_of_every_dot_kernel_are_modelled():
-    with_dots = {
-        (spec.name, kernel.name)
-        for spec in all_ops().values()
-        for kernel in spec.kernels
-        if kernel.dots is not None
-    }
-    assert with_dots == {
-        ("jagged_dense_flash_attention", "fwd"),
-        ("jagged_dense_flash_attention", "bwd_dv_db_dq"),
-        ("jagged_dense_flash_attention", "bwd_dk"),
-        ("jagged_flash_attention_basic", "fwd"),
-        ("jagged_flash_attention_basic", "bwd"),
-        ("multi_head_jagged_flash_attention", "fwd"),
-        ("multi_head_jagged_flash_attention", "bwd"),
-        ("jagged_dense_bmm", "fwd"),
-        ("jagged_dense_bmm", "bwd_dx"),
-        ("jagged_dense_bmm", "bwd_dy"),
-        ("jagged_jagged_bmm", "fwd"),
-        ("jagged_jagged_bmm", "bwd_dx"),
-        ("jagged_jagged_bmm", "bwd_dy"),
-    }
-
-
-def test_a_grid_over_65535_blocks_is_rejected():
-    plan = plan_910b(COPY, "fwd", "b512_n4096_d128_bf16")  # grid (ceil(4096 / BLOCK_ROW), 512)
-    config = {"BLOCK_ROW": 32, "BLOCK_COL": 64, "multibuffer": True}
-    assert plan.rejected[config_key(config)] == "grid of 65536 blocks is over the limit 65535"
-    assert {**config, "BLOCK_ROW": 64} in plan.feasible  # 32768 blocks
-    # Smaller rows only add blocks: the space stops at 32, kept for upstream's default, which
-    # is one block too many, so the launchers' default cannot launch this case on an NPU.
-    assert min(c["BLOCK_ROW"] for c in plan.feasible) == 32
-    assert plan.default_violation == "grid of 65536 blocks is over the limit 65535"
-    assert plan.kernel.violation({**config, "BLOCK_ROW": 16}, plan.case, npu_limits("910B")) == (
-        "grid of 131072 blocks is over the limit 65535"
-    )
-
-
-def test_a_ub_overflow_of_bishengir_is_its_own_failure_category():
-    """triton-ascend 3.2 raises the compiler's CalledProcessError as is (triton-ascend issue #302):
-    the words are on its stderr only. 1572864 bits are the 910B's 192 KiB."""
-    stderr = (
-        b'loc("kernel.ttadapter.mlir":2:3): error: ub overflow, requires 3072000 bits while '
-        b"1572864 bits available!\nerror: Failed to run BiShengHIR pipeline\n"
-    )
-    exc = subprocess.CalledProcessError(1, ["bishengir-compile", "kernel.mlir"], b"", stderr)
-    assert classify(exc) == "ub_overflow"
-    assert short(exc) == (
-        'CalledProcessError: loc("kernel.ttadapter.mlir":2:3): error: ub overflow, requires '
-        "3072000 bits while 1572864 bits available!"
-    )
-    other = subprocess.CalledProcessError(1, ["bishengir-compile"], b"", b"error: unsupported op\n")
-    assert classify(other) == "compile"
-    assert classify(RuntimeError("MLIRCompilationError: error: ub overflow, requires")) == (
-        "ub_overflow"
-    )
-    assert npu_limits("910B").unified_buffer_bytes == 1572864 // 8
-
-
-@pytest.mark.parametrize(
-    ("words", "category"),
-    [
-        ("cbuf overflow, requires 5242880 bits while 4194304 bits available!", "cbuf_overflow"),
-        ("cc overflow, requires 2097152 bits while 1048576 bits available!", "cc_overflow"),
-    ],
-)
-def test_l1_and_l0c_overflows_are_memory_failures_of_their_own(words, category):
-    """bishengir-compile's PlanMemory words (Ascend/AscendNPU-IR, PlanMemory.cpp)."""
-    stderr = f'loc("kernel.ttadapter.mlir":5:7): error: {words}\n'.encode()
-    exc = subprocess.CalledProcessError(1, ["bishengir-compile", "kernel.mlir"], b"", stderr)
-    assert classify(exc) == category
-    assert short(exc).endswith(f"error: {words}")
-
-
-#: What bishengir-compile (Ascend/AscendNPU-IR v1.2.0, RetriablePassManager.cpp) writes on stderr
-#: when a config overflowed the UB with multibuffer on and fit without it.
-FALLBACK = (
-    "[NOTE] Ub overflow detected; automatically set enable-code-motion to false and retrying "
-    "compilation.\n"
-    "[NOTE] Ub overflow detected; automatically set enable-auto-multi-buffer to false and "
-    "retrying compilation.\n"
-    "[NOTE] Due to Ub overflow, automatically set enable-code-motion to false, set "
-    "enable-auto-multi-buffer to false; compilation then succeeded.\n"
-)
-
-
-def test_the_multibuffer_fallback_and_the_ub_used_are_read_from_the_compilers_output():
-    assert triton_ascend.multibuffer_fell_back(FALLBACK)
-    code_motion_only = FALLBACK.splitlines()[0]
-    assert not triton_ascend.multibuffer_fell_back(code_motion_only)
-    assert triton_ascend.notes("UB size = 1343488 bits\n" + FALLBACK) == {
-        "multibuffer_fallback": True,
-        "required_ub_bits": 1343488,
-    }
-    assert triton_ascend.notes("") == {}
-
-
-def fake_compiler(folder, stderr: str, stdout: str = "", code: int = 0):
-    """A `bishengir-compile` that writes what the real one would and exits with `code`."""
-    script = folder / "bishengir-compile"
-    script.write_text(
-        "#!/usr/bin/env bash\n"
-        f"printf '%s' {shlex.quote(stdout)}\n"
-        f"printf '%s' {shlex.quote(stderr)} >&2\n"
-        f"exit {code}\n"
-    )
-    script.chmod(0o755)
-    return script
-
-
-def test_the_compiler_log_keeps_what_triton_ascend_discards(tmp_path, monkeypatch):
-    """A successful compile's stderr, which triton-ascend 3.2 captures and drops, reaches the
-    trial; what triton-ascend itself reads (stdout, the exit status) is unchanged."""
-    fake_compiler(tmp_path, FALLBACK, "UB size = 1343488 bits\n")
-    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("ENABLE_PRINT_UB_BITS", "1")
-    code = (
-        "import subprocess, shutil\n"
-        "from autotuner.backends.compiler_log import compiler_log\n"
-        "from autotuner.backends.triton_ascend import notes\n"
-        "log = compiler_log()\n"
-        "assert compiler_log() is log and shutil.which('bishengir-compile') != '{real}'\n"
-        "run = subprocess.run(['bishengir-compile', 'k.mlir'], capture_output=True, text=True)\n"
-        "print(run.returncode, repr(run.stdout), run.stderr == {fallback!r})\n"
-        "print(notes(log.since_last()), notes(log.since_last()))\n"
-    ).format(real=tmp_path / "bishengir-compile", fallback=FALLBACK)
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == [
-        "0 'UB size = 1343488 bits\\n' True",
-        "{'multibuffer_fallback': True, 'required_ub_bits': 1343488} {}",
-    ]
-    failing = tmp_path / "failing"
-    failing.mkdir()
-    fake_compiler(failing, "error: cc overflow, requires 1 bits while 0 bits available!\n", code=1)
-    monkeypatch.setenv("PATH", f"{failing}{os.pathsep}{os.environ['PATH']}")
-    result = subprocess.run(
-        [sys.executable, "-c", code.split("print(run")[0] + "print(run.returncode, run.stderr)"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
-    )
-    assert result.stdout.strip() == "1 error: cc overflow, requires 1 bits while 0 bits available!"
-
-
-def test_a_trial_whose_multibuffer_fell_back_never_wins_as_multibuffered():
-    default = {"BLOCK_T": 32, "BLOCK_L": 32, "multibuffer": True}
-    fell_back = {"BLOCK_T": 128, "BLOCK_L": 64, "multibuffer": True}
-    honest = {"BLOCK_T": 64, "BLOCK_L": 32, "multibuffer": True}
-    trials = [
-        create_trial(value=1.0, user_attrs={"config": fell_back, "multibuffer_fallback": True}),
-        create_trial(value=1.1, user_attrs={"config": honest, "required_ub_bits": 1343488}),
-        create_trial(value=1.5, user_attrs={"config": default}),
-    ]
-    assert [t.user_attrs["config"] for t in retime_candidates(trials, default)] == [honest]
 
 
 # -- what status reports -------------------------------------------------------------------------
