@@ -19,7 +19,6 @@ line per kernel: `<op>:<kernel>: median X%, worst Y%`.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import statistics
@@ -30,6 +29,7 @@ from typing import Any
 os.environ.setdefault("TRITON_INTERPRET", "1")  # no device needed to import the ops
 
 import optuna  # noqa: E402
+from recorded_tables import case_of, read_rows, siblings_of  # noqa: E402
 
 from autotuner.search import warm_starts  # noqa: E402
 from autotuner.search.sampler import STRATEGIES, SearchSampler  # noqa: E402
@@ -37,41 +37,8 @@ from autotuner.search.space import config_key  # noqa: E402
 from autotuner.search.study import Plan  # noqa: E402
 from core.limits import DeviceLimits  # noqa: E402
 from ops import get_op  # noqa: E402
-from ops.spec import Case  # noqa: E402
 
 LAUNCH_OPTIONS = frozenset({"num_warps", "num_stages"})
-
-
-def case_of(row: dict[str, Any]) -> Case:
-    """The row's case: from its shape, dtype and lengths where it has them, else by name."""
-    spec = get_op(row["op"])
-    if "shape" in row:
-        return spec.make_case(row["shape"], row["dtype"], tuple(row["lengths"]), "performance")
-    return spec.case(row["case"], "performance")
-
-
-def read_rows(paths: list[Path]) -> list[dict[str, Any]]:
-    rows = []
-    for path in paths:
-        for line in path.read_text(encoding="utf-8").splitlines():
-            row = json.loads(line)
-            if "op" in row and "table" in row.get("exhaustive", {}):
-                rows.append(row)
-    return rows
-
-
-def siblings_of(row: dict[str, Any], rows: list[dict[str, Any]]) -> list[warm_starts.Sibling]:
-    """The exhaustive winners of the other cases of the row's kernel (leave one out)."""
-    out = []
-    for other in rows:
-        if (other["op"], other["kernel"]) != (row["op"], row["kernel"]):
-            continue
-        case = case_of(other)
-        if case.shape == case_of(row).shape and case.dtype == case_of(row).dtype:
-            continue
-        winner = other["exhaustive"]["verdict"]["winner"]
-        out.append(warm_starts.Sibling(case.name, case.shape, case.dtype, "replay", winner))
-    return out
 
 
 def replay(
@@ -97,7 +64,7 @@ def replay(
             plan.default,
             plan.budget,
             (case.name, case.shape, case.dtype, "replay"),
-            siblings_of(row, rows),
+            siblings_of(row["op"], row["kernel"], case, rows, "replay"),
         )
         if warm
         else []

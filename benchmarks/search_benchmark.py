@@ -5,14 +5,16 @@ For each op:kernel, over its performance cases, on a device:
    cold cache, twice: compiling serially as it does by itself (timed from the first call), and
    like for like with `autotune run`, with as many compile workers (`--autotune-compile-workers`,
    default as many as `autotune run` starts), each compiling a share of the configs with
-   triton.autotune's own warmup first (timed from their start). `--autotune-parallel N` runs N
-   cases at once (saves device time; keep 1 where the wall times are compared);
+   triton.autotune's own warmup first (timed from their start); `--skip-serial` keeps only the
+   second. `--autotune-parallel N` runs N cases at once (saves device time; keep 1 where the
+   wall times are compared);
 2. `autotune run` with every feasible config as budget (exhaustive): the optimum per case
    (this phase alone starts from the binaries triton.autotune compiled: only its optimum counts);
 3. `autotune run --sampler S` with `--fraction` of each case's feasible configs: results, trials,
    wall time (into `--search-db`, when given, so that this run is also the campaign's `autotune
    run`), warm-started by `--warm-starts`: by default the exhaustive winners of the kernel's
-   other cases (leave one out, as `replay_search.py` replays it);
+   other cases (leave one out, as `replay_search.py` replays it); a run of one `--case` takes
+   them from recorded tables instead (`--warm-starts recorded --recorded FILE...`);
 4. per case, the default, the optimum, the search's winner and triton.autotune's picks re-timed
    interleaved in one worker.
 Rows (one per kernel with the wall times and both ratios, as soon as the search phase ends;
@@ -39,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import optuna
+import recorded_tables
 from filelock import FileLock
 from optuna.trial import TrialState
 
@@ -322,15 +325,22 @@ def benchmark_kernel(
         }
         parallel = autotuned
     else:
-        autotuned = run_autotune_phases(op, kernel, cases, soc, out, options.autotune_parallel, 0)
         parallel = run_autotune_phases(
             op, kernel, cases, soc, out, options.autotune_parallel, workers
+        )
+        autotuned = (
+            {
+                case: {**result, "wall_s": math.nan, "skipped": "--skip-serial"}
+                for case, result in parallel.items()
+            }
+            if options.skip_serial
+            else run_autotune_phases(op, kernel, cases, soc, out, options.autotune_parallel, 0)
         )
     # The exhaustive run only supplies the optimum (its wall time is not compared): it starts
     # from the binaries triton.autotune compiled. The search run starts cold.
     os.environ["TRITON_CACHE_DIR"] = cold_cache(out, f"{tag}-exhaustive")
     for case in cases:
-        compiled = out / f"triton-cache-{op}-{kernel}-{case}-triton"
+        compiled = out / f"triton-cache-{op}-{kernel}-{case}-triton-{workers}-workers"
         if compiled.exists():
             shutil.copytree(compiled, os.environ["TRITON_CACHE_DIR"], dirs_exist_ok=True)
     exhaustive = tuning_phase(
@@ -347,6 +357,9 @@ def benchmark_kernel(
     siblings = {
         "exhaustive": exhaustive_siblings(op, kernel, soc, exhaustive),
         "database": None,  # what `autotune run` reads: the search database and frozen_configs
+        "recorded": lambda plan: recorded_tables.siblings_of(
+            op, kernel, plan.case, recorded_tables.read_rows(options.recorded), plan.soc
+        ),
         "none": lambda plan: [],
     }[options.warm_starts]
     search = tuning_phase(
@@ -354,7 +367,7 @@ def benchmark_kernel(
     )
     # The wall times are known now: the summary first, so a run stopped during the re-timing
     # below still says them.
-    serial_wall = sum(a["wall_s"] for a in autotuned.values())
+    serial_wall = sum(a["wall_s"] for a in autotuned.values())  # nan with --skip-serial
     parallel_wall = sum(a["wall_s"] for a in parallel.values())
     summary = {
         "op": op,
@@ -475,11 +488,20 @@ def main() -> None:
     parser.add_argument("--sampler", choices=STRATEGIES, default="local", help="of the search")
     parser.add_argument(
         "--warm-starts",
-        choices=("exhaustive", "database", "none"),
+        choices=("exhaustive", "recorded", "database", "none"),
         default="exhaustive",
         help="the search's warm starts: the exhaustive winners of the kernel's other cases in "
-        "this run (leave one out, as replay_search.py), what autotune run reads (the search "
-        "database and frozen_configs), or none",
+        "this run (leave one out, as replay_search.py), in the `--recorded` tables (leave one "
+        "out: for a run of one `--case`), what autotune run reads (the search database and "
+        "frozen_configs), or none",
+    )
+    parser.add_argument(
+        "--recorded", type=Path, nargs="+", default=[], help="search_benchmark jsonl files"
+    )
+    parser.add_argument(
+        "--skip-serial",
+        action="store_true",
+        help="skip triton.autotune's serial timing; the like-for-like one (compile workers) stays",
     )
     parser.add_argument("--search-db", help="database URL of the search phase (the campaign's)")
     parser.add_argument("--phase-autotune", nargs=3, metavar=("OP", "KERNEL", "CASE"))
