@@ -204,7 +204,7 @@ def benchmark(op: str, kernel: str, args: argparse.Namespace, sink) -> None:
         raise SystemExit(f"nothing of {op}:{kernel} is frozen for {backend.soc}")
     port = load_port(op)
     kind = runner.case_kind(backend)
-    for case in held_out(spec, entries, kind, args.shapes, args.seed):
+    for case in held_out(spec, entries, kind, args.shapes, args.seed)[args.skip :]:
         plan = Plan.make(
             spec,
             spec.kernel(kernel),
@@ -294,6 +294,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--target", action="append", default=[], help="op:kernel (repeatable)")
     parser.add_argument("--shapes", type=int, default=4, help="held-out shapes per op:kernel")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--skip", type=int, default=0, help="skip the first N shapes (resume a run cut short)"
+    )
     parser.add_argument(
         "--trials",
         type=lambda t: float(t[:-1]) / 100 if t.endswith("%") else int(t),
