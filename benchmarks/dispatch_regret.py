@@ -204,7 +204,8 @@ def benchmark(op: str, kernel: str, args: argparse.Namespace, sink) -> None:
         raise SystemExit(f"nothing of {op}:{kernel} is frozen for {backend.soc}")
     port = load_port(op)
     kind = runner.case_kind(backend)
-    for case in held_out(spec, entries, kind, args.shapes, args.seed)[args.skip :]:
+    drawn = held_out(spec, entries, kind, args.shapes, args.seed)
+    for case in [c for i, c in enumerate(drawn) if args.which is None or i in args.which]:
         plan = Plan.make(
             spec,
             spec.kernel(kernel),
@@ -295,7 +296,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--shapes", type=int, default=4, help="held-out shapes per op:kernel")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--skip", type=int, default=0, help="skip the first N shapes (resume a run cut short)"
+        "--which",
+        type=lambda text: {int(i) for i in text.split(",")},
+        help="only these of the drawn shapes, 0-based (e.g. 2,3): split a run across GPUs or "
+        "resume one cut short",
     )
     parser.add_argument(
         "--trials",
