@@ -52,6 +52,20 @@ requires_gpu = pytest.mark.skipif(
 )
 
 
+def compiled_run(script: str) -> str:
+    """Run `script` in a fresh Python without TRITON_INTERPRET (set above for this process, under
+    which kernels run on the host even with CUDA tensors) and return its stdout; a GPU test's
+    way to run the compiled kernels."""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
 def verify_all_passed(summary: str) -> bool:
     """The last line of `autotune verify --all --soc cpu` says every output of every op's
     accuracy cases passed."""

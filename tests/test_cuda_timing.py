@@ -1,16 +1,13 @@
 """The CUDA backend's second timer: parts under 50 us replayed from a CUDA graph."""
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from autotuner.backends import cuda
 from autotuner.backends.base import Timing
 
-from .conftest import requires_gpu
+from .conftest import compiled_run, requires_gpu
 
 
 def bare_backend():
@@ -47,11 +44,11 @@ def test_work_a_graph_cannot_capture_is_said_not_raised(monkeypatch):
     }
 
 
-#: Run in a fresh process: conftest sets TRITON_INTERPRET=1, under which a kernel runs on the host
-#: and a CUDA graph captures nothing.
+#: Run compiled (`compiled_run`): under TRITON_INTERPRET a CUDA graph captures nothing.
 GRAPH_CHECK = """
 import json
 from autotuner.backends import cuda
+from ops import get_op
 backend = cuda.CudaBackend(0)
 spec = get_op("jagged_to_padded_dense")
 case = spec.case("b2048_n256_d64_fp16", "performance")
@@ -62,15 +59,11 @@ print(json.dumps({"events_ms": events.median_ms, **backend.cross_check(launch, e
 
 
 @requires_gpu
+@pytest.mark.gpu
 def test_a_copy_kernel_replayed_from_a_graph_agrees_with_the_event_timer():
     """On a GPU: a part under 50 us of a copy op, kernel only, through the trial's own
     cross_check: both timers within a factor of two (the events time each call with a cold L2,
     the graph a warm one)."""
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    done = subprocess.run(
-        [sys.executable, "-c", GRAPH_CHECK], env=env, capture_output=True, text=True, timeout=600
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = json.loads(compiled_run(GRAPH_CHECK).strip().splitlines()[-1])
     assert result["events_ms"] < cuda.CROSS_CHECK_BELOW_MS, result
     assert result["graph_ms"] > 0 and 0.5 < result["events_over_graph"] < 2.0, result
