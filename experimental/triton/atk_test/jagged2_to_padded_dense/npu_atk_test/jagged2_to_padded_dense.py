@@ -89,25 +89,25 @@ FROZEN_CONFIGS = {
                 "case": "b1024_n256_fp32",
                 "dtype": "float32",
                 "shape": {"B": 1024, "max_seq_len": 256},
-                "config": {"BLOCK_M": 16, "BLOCK_N": 128, "num_warps": 4},
+                "config": {"BLOCK_M": 8, "BLOCK_N": 128, "num_warps": 1},
             },
             {
                 "case": "b128_n1024_bf16",
                 "dtype": "bfloat16",
                 "shape": {"B": 128, "max_seq_len": 1024},
-                "config": {"BLOCK_M": 64, "BLOCK_N": 32, "num_warps": 4},
+                "config": {"BLOCK_M": 8, "BLOCK_N": 256, "num_warps": 2},
             },
             {
                 "case": "b2048_n128_fp16",
                 "dtype": "float16",
                 "shape": {"B": 2048, "max_seq_len": 128},
-                "config": {"BLOCK_M": 32, "BLOCK_N": 32, "num_warps": 4},
+                "config": {"BLOCK_M": 8, "BLOCK_N": 128, "num_warps": 1},
             },
             {
                 "case": "b512_n512_bf16",
                 "dtype": "bfloat16",
                 "shape": {"B": 512, "max_seq_len": 512},
-                "config": {"BLOCK_M": 16, "BLOCK_N": 128, "num_warps": 4},
+                "config": {"BLOCK_M": 4, "BLOCK_N": 256, "num_warps": 1},
             },
         ],
         "fwd": [
@@ -127,7 +127,7 @@ FROZEN_CONFIGS = {
                 "case": "b2048_n128_fp16",
                 "dtype": "float16",
                 "shape": {"B": 2048, "max_seq_len": 128},
-                "config": {"BLOCK_M": 32, "BLOCK_N": 64, "num_warps": 4},
+                "config": {"BLOCK_M": 16, "BLOCK_N": 128, "num_warps": 2},
             },
             {
                 "case": "b512_n512_bf16",

@@ -99,7 +99,7 @@ FROZEN_CONFIGS = {
                 "case": "b1024_n1024_d128_fp32",
                 "dtype": "float32",
                 "shape": {"B": 1024, "max_seq_len": 1024, "D": 128},
-                "config": {"BLOCK_ROW": 16, "BLOCK_COL": 64, "num_warps": 4},
+                "config": {"BLOCK_ROW": 4, "BLOCK_COL": 128, "num_warps": 2},
             },
             {
                 "case": "b2048_n256_d64_fp16",
@@ -111,13 +111,13 @@ FROZEN_CONFIGS = {
                 "case": "b2048_n512_d256_bf16",
                 "dtype": "bfloat16",
                 "shape": {"B": 2048, "max_seq_len": 512, "D": 256},
-                "config": {"BLOCK_ROW": 16, "BLOCK_COL": 128, "num_warps": 4},
+                "config": {"BLOCK_ROW": 8, "BLOCK_COL": 256, "num_warps": 4},
             },
             {
                 "case": "b512_n4096_d128_bf16",
                 "dtype": "bfloat16",
                 "shape": {"B": 512, "max_seq_len": 4096, "D": 128},
-                "config": {"BLOCK_ROW": 16, "BLOCK_COL": 64, "num_warps": 4},
+                "config": {"BLOCK_ROW": 16, "BLOCK_COL": 128, "num_warps": 4},
             },
         ],
         "fwd": [
