@@ -147,6 +147,8 @@ def exhaustive(
         "complete": len(complete),
         "optimum": best.user_attrs["config"],
         "optimum_trial_ms": best.value,
+        # every config that ran, fastest first: a later pick rule can be scored on it offline
+        "table": sorted(([t.user_attrs["config"], t.value] for t in complete), key=lambda r: r[1]),
     }
 
 

@@ -110,16 +110,25 @@ def test_dispatch_regret_runs_end_to_end_on_the_interpreter(tree, tmp_path):
     freeze(open_database(url), get_op(OP), "cpu", label=None, dry_run=False, force=True)
     out = tmp_path / "out"
     command = [sys.executable, str(ROOT / "benchmarks" / "dispatch_regret.py"), "--soc", "cpu",
-               "--smoke", "--target", f"{OP}:fwd", "--shapes", "2", "--seed", "3",
+               "--smoke", "--target", f"{OP}:fwd", "--shapes", "3", "--which", "0,2", "--seed", "3",
                "--trials", "2", "--rounds", "1", "--reps", "2", "--out", str(out)]  # fmt: skip
     result = subprocess.run(command, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout + result.stderr
     lines = (out / "dispatch_regret.jsonl").read_text().splitlines()
     header, rows = json.loads(lines[0])["header"], [json.loads(line) for line in lines[1:]]
     assert "not performance" in header["smoke"] and len(rows) == 2
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from dispatch_regret import frozen_entries, held_out
+    finally:
+        sys.path.pop(0)
+    drawn = held_out(get_op(OP), frozen_entries(OP, "cpu")["fwd"], "accuracy", 3, 3)
+    assert [row["case"] for row in rows] == [drawn[0].name, drawn[2].name]  # --which 0,2
     for row in rows:
         assert row["case"] not in {"b4_n16_d40_bf16"} and row["interpreter"]
         assert row["complete"] >= 1 and row["optimum_ms"] > 0
+        assert len(row["table"]) == row["complete"]
+        assert row["table"][0][1] == row["optimum_trial_ms"] == min(ms for _, ms in row["table"])
         for side in ("before", "after"):
             assert row[side]["regret"] == row[side]["median_ms"] / row["optimum_ms"] - 1
         if row["dtype"] == "float16":  # only a bfloat16 case is frozen
