@@ -354,11 +354,12 @@ def benchmark_kernel(
     )
     os.environ["TRITON_CACHE_DIR"] = cold_cache(out, f"{tag}-search")
     search_db = options.search_db or f"sqlite:///{out / f'{tag}-search.db'}"
+    recorded = recorded_tables.read_rows(options.recorded)
     siblings = {
         "exhaustive": exhaustive_siblings(op, kernel, soc, exhaustive),
         "database": None,  # what `autotune run` reads: the search database and frozen_configs
         "recorded": lambda plan: recorded_tables.siblings_of(
-            op, kernel, plan.case, recorded_tables.read_rows(options.recorded), plan.soc
+            op, kernel, plan.case, recorded, plan.soc
         ),
         "none": lambda plan: [],
     }[options.warm_starts]
@@ -516,6 +517,10 @@ def main() -> None:
         "--report", type=Path, nargs="+", help="print Markdown tables of these jsonl and exit"
     )
     args = parser.parse_args()
+    if (args.warm_starts == "recorded") != bool(args.recorded):
+        parser.error("--warm-starts recorded and --recorded FILE... go together")
+    if missing := [str(path) for path in args.recorded if not path.is_file()]:
+        parser.error(f"--recorded: no such file: {', '.join(missing)}")
     if args.report:
         print(report(args.report))
         return
