@@ -50,6 +50,16 @@ def port(tree):
     return load_port(OP)
 
 
+def benchmark():
+    """benchmarks/dispatch_regret.py as a module (benchmarks/ is not a package)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import dispatch_regret
+    finally:
+        sys.path.pop(0)
+    return dispatch_regret
+
+
 def pick(port, shape, dtype):
     port._WARNED.clear()  # the nearest-case warning is said once per kernel and soc
     with warnings.catch_warnings(record=True) as caught:
@@ -88,11 +98,7 @@ def test_the_launcher_runs_what_the_pick_says(port):
 
 def test_the_benchmark_names_the_nearest_case_on_every_pick(port):
     """The block warns once per kernel and soc; the benchmark still names each pick's source."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        from dispatch_regret import current_pick
-    finally:
-        sys.path.pop(0)
+    current_pick = benchmark().current_pick
     default = {"BLOCK_ROW": 1}
     for max_seq_len in (128, 64):  # both nearest to the bfloat16 case, one warning apart
         shape = {**SHAPE, "max_seq_len": max_seq_len}
@@ -117,12 +123,8 @@ def test_dispatch_regret_runs_end_to_end_on_the_interpreter(tree, tmp_path):
     lines = (out / "dispatch_regret.jsonl").read_text().splitlines()
     header, rows = json.loads(lines[0])["header"], [json.loads(line) for line in lines[1:]]
     assert "not performance" in header["smoke"] and len(rows) == 2
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        from dispatch_regret import frozen_entries, held_out
-    finally:
-        sys.path.pop(0)
-    drawn = held_out(get_op(OP), frozen_entries(OP, "cpu")["fwd"], "accuracy", 3, 3)
+    script = benchmark()
+    drawn = script.held_out(get_op(OP), script.frozen_entries(OP, "cpu")["fwd"], "accuracy", 3, 3)
     assert [row["case"] for row in rows] == [drawn[0].name, drawn[2].name]  # --which 0,2
     for row in rows:
         assert row["case"] not in {"b4_n16_d40_bf16"} and row["interpreter"]
