@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -52,12 +53,26 @@ requires_gpu = pytest.mark.skipif(
 )
 
 
+def autotune_cli(
+    *args: str, env: dict[str, str] | None = None, cwd: Path = ROOT, timeout: float = 300
+) -> subprocess.CompletedProcess:
+    """`python -m autotuner ARGS` in a fresh process run in `cwd` (the checkout under test), its
+    output captured as text, on a terminal wide enough for the tables; `env` is added to this
+    process's environment."""
+    return subprocess.run(
+        [sys.executable, "-m", "autotuner", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "250", **(env or {})},
+        cwd=cwd,
+        timeout=timeout,
+    )
+
+
 def compiled_run(script: str) -> str:
     """Run `script` in a fresh Python without TRITON_INTERPRET (set above for this process, under
     which kernels run on the host even with CUDA tensors) and return its stdout; a GPU test's
     way to run the compiled kernels."""
-    import subprocess
-
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     done = subprocess.run(
         [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600

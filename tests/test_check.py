@@ -2,9 +2,6 @@
 and one real run on the interpreter."""
 
 import json
-import os
-import subprocess
-import sys
 from datetime import UTC, datetime
 
 import pytest
@@ -19,6 +16,8 @@ from core.errors import UserError
 from core.paths import port_file
 from ops import get_op
 from storage import Baseline, CheckVerdict, open_database
+
+from .conftest import autotune_cli
 
 OP = "jagged_to_padded_dense"
 CASE = "b1_n8_d16_fp32"
@@ -191,7 +190,9 @@ def test_gpu_soc_picks_the_gpu_baseline_and_an_unknown_one_is_refused(tree, tmp_
         monkeypatch.delenv("AUTOTUNE_GPU_SOC")
         autotuner.settings.settings.cache_clear()
     assert by_setting.verdict.gpu_ratio == pytest.approx(1.049 / 0.5245)
-    refused = autotune("check", "--op", OP, "--soc", "cpu", "--db", db.url, "--gpu-soc", "950PR")
+    refused = autotune_cli(
+        "check", "--op", OP, "--soc", "cpu", "--db", db.url, "--gpu-soc", "950PR"
+    )
     assert refused.returncode == 2
     (line,) = refused.stderr.strip().splitlines()
     assert "unknown GPU soc '950PR'" in line
@@ -213,29 +214,19 @@ def test_nothing_baselined_is_a_one_line_error(tree, tmp_path, cpu):
         check(db, get_op(OP), cpu, threshold=0.05)
 
 
-def autotune(*args: str):
-    return subprocess.run(
-        [sys.executable, "-m", "autotuner", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "COLUMNS": "250"},
-        timeout=300,
-    )
-
-
 def test_check_on_the_interpreter_end_to_end(tree, tmp_path):
     url = f"sqlite:///{tmp_path}/x.db"
     common = ["--op", OP, "--soc", "cpu", "--db", url]
-    nothing = autotune("check", *common)
+    nothing = autotune_cli("check", *common)
     assert nothing.returncode == 2 and len(nothing.stderr.splitlines()) == 1
     assert nothing.stderr.startswith("error: nothing to check: no frozen")
 
     freeze_case("cpu")
-    made = autotune("baseline", *common, "--case", CASE)
+    made = autotune_cli("baseline", *common, "--case", CASE)
     assert made.returncode == 0, made.stdout + made.stderr
     assert "port_frozen" in made.stdout
 
-    result = autotune("check", *common, "--json")
+    result = autotune_cli("check", *common, "--json")
     assert result.returncode in (0, 1), result.stdout + result.stderr
     (row,) = json.loads(result.stdout)
     assert (row["case"], row["part"], row["interpreter"], row["gpu_ratio"]) == (
@@ -251,6 +242,8 @@ def test_check_on_the_interpreter_end_to_end(tree, tmp_path):
     assert frozen_baseline.source == "port_frozen" and frozen_baseline.case_name == CASE
     assert result.returncode == int(stored.regressed) == int(row["regressed"])
 
-    table = autotune("check", *common, "--threshold", "100")  # 10000% slower: never a regression
+    table = autotune_cli(
+        "check", *common, "--threshold", "100"
+    )  # 10000% slower: never a regression
     assert table.returncode == 0, table.stdout + table.stderr
     assert "interpreter times" in table.stdout and CASE in table.stdout

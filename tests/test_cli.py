@@ -1,26 +1,16 @@
 """The command line as a user runs it: a real process, exit codes and what it prints."""
 
-import os
-import subprocess
-import sys
+import functools
 
 import pytest
 
 from core.paths import ATK_ROOT
 from ops import all_ops
 
-from .conftest import verify_all_passed
+from .conftest import autotune_cli, verify_all_passed
 
-
-def autotune(*args, env=None):
-    environment = {**os.environ, "COLUMNS": "250", **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "autotuner", *args],
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=600,
-    )
+#: Verify --all on the interpreter takes minutes: a longer bound than the other CLI tests.
+autotune = functools.partial(autotune_cli, timeout=600)
 
 
 def test_verify_all_on_the_interpreter_passes(tmp_path):

@@ -18,7 +18,7 @@ from core.paths import frozen_configs_file, performance_json, port_file
 from ops import get_op
 from storage import FrozenVersion, StudyRecord, open_database
 
-from .conftest import ROOT
+from .conftest import ROOT, autotune_cli
 
 OP, TUNED, UNTUNED = "jagged_to_padded_dense", "b4_n16_d40_fp32", "b6_n33_d7_fp32"
 SPEC = get_op(OP)
@@ -251,12 +251,6 @@ def test_frozen_configs_list_kernels_in_one_order_from_the_first_freeze(tree):
     assert [e.kernel for e in entries] == ["fwd", "bwd_preprocess", "bwd"]
     first = json.loads(new_texts(spec, "X1", "M1", entries)[frozen_configs_file("X1", spec.name)])
     assert list(first["frozen"]) == ["bwd", "bwd_preprocess", "fwd"]
-
-
-def autotune_cli(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "autotuner", *args], capture_output=True, text=True, cwd=ROOT
-    )
 
 
 @pytest.mark.parametrize("read_only", ["kernel file", "frozen_configs folder"])

@@ -7,7 +7,6 @@ import importlib.util
 import json
 import os
 import re
-import subprocess
 import sys
 import types
 import warnings
@@ -40,7 +39,7 @@ from core.limits import DeviceLimits
 from ops import all_ops, get_op
 from storage import StudyRecord, open_database
 
-from .conftest import ROOT
+from .conftest import autotune_cli
 
 FA = get_op("jagged_dense_flash_attention")
 KIB = 1024
@@ -441,13 +440,13 @@ def test_status_counts_the_ub_overflows_the_static_model_missed(tmp_path):
     assert by_soc["910B"].infeasible == 1 and by_soc["H200"].ub_misses == 0
     db.engine.dispose()
 
-    result = run_cli("status", "--db", url)
+    result = autotune_cli("status", "--db", url)
     assert result.returncode == 0, result.stderr
     rows = {cells[2]: cells for cells in table_rows(result.stdout)}  # by the soc column
     assert rows["soc"][-1] == "UB misses"
     assert rows["910B"][-1] == "2" and rows["H200"][-1] == "-"
 
-    only_gpu = run_cli("status", "--db", url, "--soc", "H200")
+    only_gpu = autotune_cli("status", "--db", url, "--soc", "H200")
     assert only_gpu.returncode == 0 and "UB misses" not in only_gpu.stdout
 
 
@@ -460,23 +459,12 @@ def table_rows(text: str) -> list[list[str]]:
 # -- asking for an NPU here ----------------------------------------------------------------------
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "autotuner", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "COLUMNS": "250"},
-        cwd=ROOT,
-        timeout=300,
-    )
-
-
 @pytest.mark.skipif(
     importlib.util.find_spec("torch_npu") is not None, reason="torch_npu is installed here"
 )
 def test_run_on_a_950pr_without_one_is_one_line_and_writes_nothing(tmp_path):
     path = tmp_path / "x.db"
-    result = run_cli(
+    result = autotune_cli(
         "run", "--op", "jagged_to_padded_dense", "--soc", "950PR", "--db", f"sqlite:///{path}"
     )
     assert result.returncode == 2, result.stdout + result.stderr
@@ -494,7 +482,7 @@ ISSUE_CASE = ("--case", "b1024_n256_d128_t128_bf16")
 
 
 def space_json(*args: str) -> dict:
-    result = run_cli(*ATTENTION, *ISSUE_CASE, *args, "--json")
+    result = autotune_cli(*ATTENTION, *ISSUE_CASE, *args, "--json")
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
@@ -525,7 +513,7 @@ def test_space_in_simt_mode_searches_warps_and_says_why_it_rejects():
 
 
 def test_space_as_text_lists_every_config():
-    result = run_cli(*ATTENTION, *ISSUE_CASE, "--soc", "H200")
+    result = autotune_cli(*ATTENTION, *ISSUE_CASE, "--soc", "H200")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert "  num_stages: 2, 3" in lines and "feasible: 96" in lines and "rejected: 0" in lines
@@ -541,7 +529,7 @@ def test_space_as_text_lists_every_config():
     ],
 )
 def test_space_bad_soc_or_mode_is_one_line_and_exit_2(args, message):
-    result = run_cli(*ATTENTION, *ISSUE_CASE, *args)
+    result = autotune_cli(*ATTENTION, *ISSUE_CASE, *args)
     assert result.returncode == 2 and result.stdout == ""
     assert len(result.stderr.strip().splitlines()) == 1
     assert result.stderr.startswith(message), result.stderr
@@ -562,7 +550,7 @@ def test_space_bad_soc_or_mode_is_one_line_and_exit_2(args, message):
     ],
 )
 def test_space_bad_op_kernel_or_case_is_one_line_and_exit_2(args, message):
-    result = run_cli("space", *args, "--soc", "910B")
+    result = autotune_cli("space", *args, "--soc", "910B")
     assert result.returncode == 2 and result.stdout == ""
     assert len(result.stderr.strip().splitlines()) == 1
     assert result.stderr.startswith(message), result.stderr
@@ -577,7 +565,7 @@ def test_run_with_a_bad_npu_mode_is_one_line_and_writes_nothing(tmp_path):
         ("950PR", "mimd", "error: unknown --npu-mode 'mimd'; use one of simd, simt"),
         ("cpu", "simt", "error: --npu-mode simt is for an Ascend soc, not 'cpu'"),
     ]:
-        result = run_cli(
+        result = autotune_cli(
             "run", "--op", "jagged_to_padded_dense", "--soc", soc, "--npu-mode", mode,
             "--db", f"sqlite:///{path}",
         )  # fmt: skip

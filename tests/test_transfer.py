@@ -5,8 +5,6 @@ and a bad file is refused whole with one line."""
 import copy
 import json
 import os
-import subprocess
-import sys
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -15,6 +13,8 @@ from sqlalchemy import func, select
 from core.errors import UserError
 from storage import AccuracyResult, Baseline, DeviceCeiling, FrozenVersion, open_database
 from storage.transfer import export_document, import_document
+
+from .conftest import autotune_cli
 
 OP = "jagged_to_padded_dense"
 T0 = datetime(2026, 11, 30, 12, 0, 0, 123456, tzinfo=UTC)
@@ -231,32 +231,22 @@ def test_a_version_1_file_is_still_read(source, target):
     assert counts(target, TABLES) == (4, 2, 0, 0)
 
 
-def autotune(*args: str):
-    return subprocess.run(
-        [sys.executable, "-m", "autotuner", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "COLUMNS": "250"},
-        timeout=300,
-    )
-
-
 def test_cli_round_trip_and_one_line_errors(source, target, tmp_path):
     file = tmp_path / "out" / "export.json"
-    exported = autotune("export", "--op", OP, "--soc", "H200", "--db", source.url, str(file))
+    exported = autotune_cli("export", "--op", OP, "--soc", "H200", "--db", source.url, str(file))
     assert exported.returncode == 0, exported.stderr
     assert (
         "exported 2 baselines and 1 frozen versions, 2 accuracy verdicts and 1 device ceilings"
         in exported.stdout
     )
     assert os.listdir(file.parent) == ["export.json"]  # no temporary file left behind
-    imported = autotune("import", str(file), "--db", target.url)
+    imported = autotune_cli("import", str(file), "--db", target.url)
     assert imported.returncode == 0, imported.stderr
     assert (
         "2 baselines added, 0 skipped; 1 frozen versions added, 0 skipped; 2 accuracy verdicts "
         "added, 0 skipped; 1 device ceilings added, 0 skipped" in imported.stdout
     )
-    again = autotune("import", str(file), "--db", target.url)
+    again = autotune_cli("import", str(file), "--db", target.url)
     assert "0 baselines added, 2 skipped; 0 frozen versions added, 1 skipped; 0 acc" in again.stdout
 
     broken = tmp_path / "broken.json"
@@ -268,11 +258,13 @@ def test_cli_round_trip_and_one_line_errors(source, target, tmp_path):
         (wrong, "error: unsupported export version 7; this autotune reads versions 1, 2"),
         (tmp_path / "absent.json", f"error: cannot read {tmp_path / 'absent.json'}: "),
     ]:
-        refused = autotune("import", str(path), "--db", target.url)
+        refused = autotune_cli("import", str(path), "--db", target.url)
         assert refused.returncode == 2
         assert refused.stderr.startswith(message) and len(refused.stderr.splitlines()) == 1
     assert counts(target) == (2, 1)
 
-    unknown = autotune("export", "--op", "no_such_op", "--db", source.url, str(tmp_path / "x.json"))
+    unknown = autotune_cli(
+        "export", "--op", "no_such_op", "--db", source.url, str(tmp_path / "x.json")
+    )
     assert unknown.returncode == 2 and unknown.stderr.startswith("error: unknown op 'no_such_op'")
     assert not (tmp_path / "x.json").exists()
