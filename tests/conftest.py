@@ -15,6 +15,7 @@ warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"triton\..*")
 from autotuner.backends import get_backend  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
+KIB = 1024  # the Ascend memory sizes the tests state are in KiB
 
 
 @pytest.fixture(scope="session")

@@ -24,11 +24,10 @@ from core.limits import DeviceLimits
 from ops import all_ops, get_op
 from ops.spec import cube_bytes
 
-from .conftest import ROOT
+from .conftest import KIB, ROOT
 
 FA = get_op("jagged_dense_flash_attention")
 COPY = get_op("jagged_to_padded_dense")
-KIB = 1024
 
 
 # -- the unified-buffer model --------------------------------------------------------------------
