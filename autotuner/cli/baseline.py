@@ -10,6 +10,7 @@ from rich.table import Table
 from core.errors import UserError
 
 from ..cases.options import NO_REQUEST, CaseRequest, case_options
+from ..measure.numbers import short_number
 from .common import (
     DbOption,
     DeviceOption,
@@ -18,7 +19,6 @@ from .common import (
     database_of,
     err_console,
     quiet_interpreter,
-    short_number,
 )
 
 

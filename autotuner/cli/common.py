@@ -54,13 +54,5 @@ def quiet_interpreter() -> None:
     warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"triton\..*")
 
 
-def short_number(x: float | None) -> str:
-    if x is None:
-        return "-"
-    if x == float("inf"):
-        return "inf"
-    return f"{x:.2g}" if 1e-2 <= abs(x) < 1e3 or x == 0 else f"{x:.1e}"
-
-
 def config_text(config: dict | None) -> str:
     return " ".join(f"{k}={v}" for k, v in (config or {}).items())

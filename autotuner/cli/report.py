@@ -10,7 +10,8 @@ from rich.table import Table
 from core.errors import UserError
 
 from ..backends.socs import CPU
-from .common import DbOption, OpOption, SocOption, config_text, console, database_of, short_number
+from ..measure.numbers import short_number
+from .common import DbOption, OpOption, SocOption, config_text, console, database_of
 
 
 def show(

@@ -11,6 +11,7 @@ from core.errors import UserError
 
 from ..backends.socs import CPU
 from ..cases.options import NO_REQUEST, CaseRequest, case_options
+from ..measure.numbers import short_number
 from .common import (
     DbOption,
     NpuModeOption,
@@ -20,7 +21,6 @@ from .common import (
     database_of,
     err_console,
     quiet_interpreter,
-    short_number,
 )
 
 

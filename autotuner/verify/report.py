@@ -19,6 +19,7 @@ from rich.progress import (
 from rich.table import Table
 
 from ..measure.accuracy import ratio
+from ..measure.numbers import short_number
 from .verify import PHASES, CaseResult, Row
 
 MODES = {"dual": "dual: {}", "golden": "dual: {}, then golden", "single": "golden only"}
@@ -26,17 +27,8 @@ MODES = {"dual": "dual: {}", "golden": "dual: {}, then golden", "single": "golde
 SLOWEST = 10
 
 
-def number(x: float | None) -> str:
-    """Two significant digits, an exponent outside [0.01, 1000)."""
-    if x is None:
-        return "-"
-    if x == float("inf"):
-        return "inf"
-    return f"{x:.2g}" if 1e-2 <= abs(x) < 1e3 or x == 0 else f"{x:.1e}"
-
-
 def _triple(values) -> str:
-    return "/".join(number(v) for v in values)
+    return "/".join(short_number(v) for v in values)
 
 
 def row_line(row: Row) -> str:

@@ -1,0 +1,12 @@
+"""How a measured value is printed in the command line's tables and reports."""
+
+from __future__ import annotations
+
+
+def short_number(x: float | None) -> str:
+    """Two significant digits, an exponent outside [0.01, 1000); "-" for none."""
+    if x is None:
+        return "-"
+    if x == float("inf"):
+        return "inf"
+    return f"{x:.2g}" if 1e-2 <= abs(x) < 1e3 or x == 0 else f"{x:.1e}"
