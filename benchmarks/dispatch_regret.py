@@ -7,16 +7,20 @@ For each op:kernel with configs frozen for the soc (the port file's generated bl
    of lengths, and never a frozen (shape, dtype);
 2. per shape: an exhaustive `autotune run` (`--trials`, default every feasible config) into a
    scratch database gives the optimum;
-3. the optimum, the config the launchers pick now (the block's `_pick`) and the one they picked
-   before dtype siblings were candidates (the same dtype only, `legacy_pick`) are checked and
-   re-timed interleaved in one worker (`--rounds` of `--reps` calls); regret = picked median /
-   optimum median - 1 (inf where the pick fails on the shape).
+3. the optimum, the config the launchers pick now (the block's `_pick`) and the one the port
+   of an earlier checkout picks (`--before ROOT`: its block, frozen configs and pick rule) are
+   checked and re-timed interleaved in one worker (`--rounds` of `--reps` calls); regret =
+   picked median / optimum median - 1 (inf where the pick fails on the shape).
+`--optimum-from ROWS` takes a shape's optimum and table from an earlier run's row instead of
+measuring the space again: a change of the frozen set is then re-measured in minutes.
 Rows go to OUT/dispatch_regret.jsonl as they are made; `--report FILE` prints per op:kernel the
 geomean and worst regret, before and after, as Markdown.
 
     python benchmarks/dispatch_regret.py --soc H200 --out out/dispatch \\
         --target jagged_dense_flash_attention:fwd --target jagged_dense_bmm:fwd \\
-        --target jagged_to_padded_dense:fwd --shapes 4
+        --target jagged_to_padded_dense:fwd --shapes 4 --before ../before
+
+where `../before` is the earlier state, e.g. `git worktree add ../before REV`.
 
 `--smoke` lets it run on `--soc cpu` (the interpreter) to check the script: those times are not
 performance numbers.
@@ -32,6 +36,7 @@ import re
 import statistics
 import warnings
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import optuna
@@ -44,6 +49,7 @@ from autotuner.search import runner
 from autotuner.search.space import config_key
 from autotuner.search.study import Plan
 from autotuner.search.workers import Worker, WorkerLost
+from core.modules import load_file
 from core.paths import port_file
 from ops import all_ops, get_op
 from ops.jagged import skewed_lengths
@@ -51,6 +57,8 @@ from ops.ports import load_port
 from ops.spec import Case, OpSpec
 
 SCALES = (0.5, 0.75, 1.0, 1.5, 2.0)
+#: What `exhaustive` finds on a shape, as a row keeps it.
+EXHAUSTIVE_FIELDS = ("space", "measured", "complete", "optimum", "optimum_trial_ms", "table")
 
 
 def frozen_entries(op: str, soc: str) -> dict[str, list[dict[str, Any]]]:
@@ -91,19 +99,24 @@ def held_out(
     return list(found.values())
 
 
-def legacy_pick(
-    port, entries: list[dict[str, Any]], shape: dict, dtype: str, default: dict
-) -> tuple[dict, str]:
-    """(config, frozen case) the launchers picked before dtype siblings were candidates: the
-    frozen case of the dtype nearest by the block's `_shape_distance`, else the default."""
-    same = [e for e in entries if e["dtype"] == dtype]
-    for entry in same:
-        if entry["shape"] == shape:
-            return dict(entry["config"]), entry["case"]
-    if not same:
-        return dict(default), "default"
-    nearest = min(same, key=lambda e: port._shape_distance(e["shape"], shape))
-    return dict(nearest["config"]), nearest["case"]
+def before_port(op: str, root: Path | None) -> ModuleType:
+    """The port of `op` in the checkout at `root` (None: this one), loaded beside the current."""
+    path = port_file(op, root)
+    if not path.is_file():
+        raise SystemExit(f"--before {root}: no port of {op} at {path}")
+    return load_file(f"_dispatch_regret_before.{op}", path)
+
+
+def recorded_optima(paths: list[Path]) -> dict[tuple[str, str, str, str], dict[str, Any]]:
+    """(op, kernel, case, soc) -> the exhaustive fields of an earlier row (the last one wins)."""
+    found = {}
+    for path in paths:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            if "table" in row:
+                key = (row["op"], row["kernel"], row["case"], row["soc"])
+                found[key] = {k: row[k] for k in EXHAUSTIVE_FIELDS} | {"optimum_from": path.name}
+    return found
 
 
 #: The frozen case a launcher's nearest-case warning names.
@@ -199,12 +212,12 @@ def regret(picked: dict[str, Any], optimum: dict[str, Any]) -> float:
     return picked["median_ms"] / optimum["median_ms"] - 1
 
 
-def benchmark(op: str, kernel: str, args: argparse.Namespace, sink) -> None:
+def benchmark(op: str, kernel: str, args: argparse.Namespace, sink, recorded) -> None:
     spec, backend = get_op(op), get_backend(args.soc)
     entries = frozen_entries(op, backend.soc).get(kernel)
     if not entries:
         raise SystemExit(f"nothing of {op}:{kernel} is frozen for {backend.soc}")
-    port = load_port(op)
+    port, earlier = load_port(op), before_port(op, args.before)
     kind = runner.case_kind(backend)
     drawn = held_out(spec, entries, kind, args.shapes, args.seed)
     for case in [c for i, c in enumerate(drawn) if args.which is None or i in args.which]:
@@ -217,18 +230,22 @@ def benchmark(op: str, kernel: str, args: argparse.Namespace, sink) -> None:
             backend.limits,
             1.0,
         )
-        default = port.default_config(kernel, dict(case.shape))
-        before, before_case = legacy_pick(port, entries, dict(case.shape), case.dtype, default)
-        after, after_case = current_pick(
-            port, backend.soc, kernel, dict(case.shape), case.dtype, default
+        shape, default = dict(case.shape), port.default_config(kernel, dict(case.shape))
+        picks = {
+            "before": current_pick(earlier, backend.soc, kernel, shape, case.dtype, default),
+            "after": current_pick(port, backend.soc, kernel, shape, case.dtype, default),
+        }
+        found = recorded.get((op, kernel, case.name, backend.soc)) or exhaustive(
+            spec,
+            kernel,
+            case,
+            backend.soc,
+            args.trials,
+            f"sqlite:///{args.out / 'dispatch_regret.db'}",
         )
-        db_url = f"sqlite:///{args.out / 'dispatch_regret.db'}"
-        found = exhaustive(spec, kernel, case, backend.soc, args.trials, db_url)
         # The picks as the launcher runs them: the study's space completes what they leave out.
-        configs = {
-            "optimum": found["optimum"],
-            "before": plan.space.complete(before),
-            "after": plan.space.complete(after),
+        configs = {"optimum": found["optimum"]} | {
+            side: plan.space.complete(config) for side, (config, _) in picks.items()
         }
         timed = retime(spec, kernel, case, backend.soc, configs, args.rounds, args.reps)
         row = {
@@ -241,19 +258,14 @@ def benchmark(op: str, kernel: str, args: argparse.Namespace, sink) -> None:
             "interpreter": backend.is_interpreter,
             **found,
             "optimum_ms": timed["optimum"].get("median_ms"),
-            "before": {
-                **timed["before"],
-                "from": before_case,
-                "static_violation": plan.rejected.get(config_key(configs["before"])),
-                "regret": regret(timed["before"], timed["optimum"]),
-            },
-            "after": {
-                **timed["after"],
-                "from": after_case,
-                "static_violation": plan.rejected.get(config_key(configs["after"])),
-                "regret": regret(timed["after"], timed["optimum"]),
-            },
         }
+        for side, (_, source) in picks.items():
+            row[side] = {
+                **timed[side],
+                "from": source,
+                "static_violation": plan.rejected.get(config_key(configs[side])),
+                "regret": regret(timed[side], timed["optimum"]),
+            }
         sink.write(json.dumps(row) + "\n")
         sink.flush()
 
@@ -298,6 +310,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--shapes", type=int, default=4, help="held-out shapes per op:kernel")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--before",
+        type=Path,
+        help="an earlier checkout (e.g. `git worktree add ../before REV`) whose ports' picks are "
+        "the before (default: this one, so before = after)",
+    )
+    parser.add_argument(
+        "--optimum-from",
+        type=Path,
+        nargs="+",
+        default=[],
+        help="earlier output rows: a shape found there is re-timed against its recorded optimum "
+        "instead of measuring its space again",
+    )
+    parser.add_argument(
         "--which",
         type=lambda text: {int(i) for i in text.split(",")},
         help="only these of the drawn shapes, 0-based (e.g. 2,3): split a run across GPUs or "
@@ -324,12 +350,14 @@ def main(argv: list[str] | None = None) -> None:
     targets = args.target or [
         f"{op}:{kernel}" for op in all_ops() for kernel in frozen_entries(op, backend.soc)
     ]
+    recorded = recorded_optima(args.optimum_from)
     args.out.mkdir(parents=True, exist_ok=True)
     with (args.out / "dispatch_regret.jsonl").open("a") as sink:
-        sink.write(json.dumps({"header": run_header(backend, backend.is_interpreter)}) + "\n")
+        header = run_header(backend, backend.is_interpreter)
+        sink.write(json.dumps({"header": header, "before": str(args.before or ".")}) + "\n")
         for target in targets:
             op, _, kernel = target.partition(":")
-            benchmark(op, kernel, args, sink)
+            benchmark(op, kernel, args, sink, recorded)
 
 
 if __name__ == "__main__":

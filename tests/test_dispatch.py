@@ -1,6 +1,7 @@
 """The launchers' pick for shapes nobody froze, and the benchmark that measures what it costs."""
 
 import json
+import shutil
 import subprocess
 import sys
 import warnings
@@ -110,15 +111,20 @@ def test_the_benchmark_names_the_nearest_case_on_every_pick(port):
 
 def test_dispatch_regret_runs_end_to_end_on_the_interpreter(tree, tmp_path):
     """The H200 benchmark's script, checked with tiny settings: its times mean nothing here."""
+    before = tmp_path / "before"  # the checkout as it was before the freeze: nothing frozen
+    shutil.copytree(tree / "experimental", before / "experimental")
     url = f"sqlite:///{tmp_path / 'tuned.db'}"
     runner.run(OP, "cpu", kernels=None, cases=["b4_n16_d40_bf16"], trials=3, db_url=url,
                seed=0, timeout_s=120)  # fmt: skip
     freeze(open_database(url), get_op(OP), "cpu", label=None, dry_run=False, force=True)
     out = tmp_path / "out"
-    command = [sys.executable, str(ROOT / "benchmarks" / "dispatch_regret.py"), "--soc", "cpu",
-               "--smoke", "--target", f"{OP}:fwd", "--shapes", "3", "--which", "0,2", "--seed", "3",
-               "--trials", "2", "--rounds", "1", "--reps", "2", "--out", str(out)]  # fmt: skip
-    result = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    script_path = str(ROOT / "benchmarks" / "dispatch_regret.py")
+    command = [sys.executable, script_path, "--soc", "cpu", "--smoke", "--target", f"{OP}:fwd",
+               "--shapes", "3", "--which", "0,2", "--seed", "3", "--trials", "2", "--rounds", "1",
+               "--reps", "2", "--before", str(before)]  # fmt: skip
+    result = subprocess.run(
+        [*command, "--out", str(out)], capture_output=True, text=True, timeout=900
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     lines = (out / "dispatch_regret.jsonl").read_text().splitlines()
     header, rows = json.loads(lines[0])["header"], [json.loads(line) for line in lines[1:]]
@@ -133,10 +139,25 @@ def test_dispatch_regret_runs_end_to_end_on_the_interpreter(tree, tmp_path):
         assert row["table"][0][1] == row["optimum_trial_ms"] == min(ms for _, ms in row["table"])
         for side in ("before", "after"):
             assert row[side]["regret"] == row[side]["median_ms"] / row["optimum_ms"] - 1
-        if row["dtype"] == "float16":  # only a bfloat16 case is frozen
-            assert (row["before"]["from"], row["after"]["from"]) == ("default", "b4_n16_d40_bf16")
-    report = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "dispatch_regret.py"), "--report",
-         str(out / "dispatch_regret.jsonl")], capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
+        assert row["before"]["from"] == "default"  # nothing was frozen in the earlier checkout
+        frozen_sibling = row["dtype"] in ("bfloat16", "float16")
+        assert row["after"]["from"] == ("b4_n16_d40_bf16" if frozen_sibling else "default")
+    assert {row["dtype"] for row in rows} & {"bfloat16", "float16"}  # the seed draws one
+    report = subprocess.run([sys.executable, script_path, "--report", str(out / "dispatch_regret.jsonl")],
+                            capture_output=True, text=True, check=True).stdout  # fmt: skip
     assert f"| {OP}:fwd | 2 |" in report and "not performance numbers" in report
+
+    # Re-timed against the recorded optima: no space is measured again.
+    again = tmp_path / "again"
+    recorded = ["--optimum-from", str(out / "dispatch_regret.jsonl")]
+    result = subprocess.run([*command, "--out", str(again), *recorded], capture_output=True,
+                            text=True, timeout=900)  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    retimed = [
+        json.loads(line) for line in (again / "dispatch_regret.jsonl").read_text().splitlines()[1:]
+    ]
+    assert [(r["case"], r["optimum"], r["table"]) for r in retimed] == [
+        (r["case"], r["optimum"], r["table"]) for r in rows
+    ]
+    assert {r["optimum_from"] for r in retimed} == {"dispatch_regret.jsonl"}
+    assert not (again / "dispatch_regret.db").exists()
