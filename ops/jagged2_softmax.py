@@ -27,6 +27,7 @@ from .ports import load_port
 from .spec import (
     MULTIBUFFER,
     SHORT_DTYPE,
+    BlockFits,
     Case,
     CaseKind,
     Config,
@@ -35,7 +36,6 @@ from .spec import (
     Tensors,
     Tunable,
     Upstream,
-    block_at_most,
     next_pow2,
     pow2_range,
 )
@@ -78,8 +78,8 @@ def _grid(config: Config, case: Case) -> tuple[int, int]:
 TILES = SoftmaxTiles("BLOCK_N", "BLOCK_H")
 
 
-N_FITS = block_at_most("BLOCK_N", lambda c: upstream_block(c.shape["max_seq_len"]), "max_seq_len")
-H_FITS = block_at_most("BLOCK_H", lambda c: next_pow2(c.shape["max_seq_len"]), "max_seq_len")
+N_FITS = BlockFits("BLOCK_N", lambda c: upstream_block(c.shape["max_seq_len"]), "max_seq_len")
+H_FITS = BlockFits("BLOCK_H", lambda c: next_pow2(c.shape["max_seq_len"]), "max_seq_len")
 TUNABLES = (
     Tunable("BLOCK_N", pow2_range(8, 4096)),
     Tunable("BLOCK_H", pow2_range(1, 256)),

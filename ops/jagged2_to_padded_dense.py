@@ -20,13 +20,13 @@ from .jagged_dense_elementwise_mul_jagged_out import Jagged2Op, jagged2_segments
 from .ports import load_port
 from .spec import (
     MULTIBUFFER,
+    BlockFits,
     Case,
     Config,
     KernelSpec,
     Tensors,
     Tunable,
     Upstream,
-    block_at_most,
     next_pow2,
     pow2_range,
 )
@@ -65,8 +65,8 @@ def _tunables() -> tuple[Tunable, ...]:
 
 
 CONSTRAINTS = (
-    block_at_most("BLOCK_M", lambda c: next_pow2(c.shape["max_seq_len"]), "max_seq_len"),
-    block_at_most("BLOCK_N", lambda c: max(16, next_pow2(c.shape["max_seq_len"])), "max_seq_len"),
+    BlockFits("BLOCK_M", lambda c: next_pow2(c.shape["max_seq_len"]), "max_seq_len"),
+    BlockFits("BLOCK_N", lambda c: max(16, next_pow2(c.shape["max_seq_len"])), "max_seq_len"),
 )
 
 

@@ -18,6 +18,7 @@ from .cases import case_offsets, standard_cases
 from .spec import (
     MULTIBUFFER,
     SHORT_DTYPE,
+    BlockFits,
     Case,
     CaseKind,
     Config,
@@ -25,7 +26,6 @@ from .spec import (
     Tensors,
     Tunable,
     Upstream,
-    block_at_most,
     next_pow2,
     pow2_range,
 )
@@ -74,8 +74,8 @@ COPY_KERNEL = dict(
     tile_bytes=_tiles,
     stream_bytes=_tiles,
     constraints=(
-        block_at_most("BLOCK_COL", lambda c: max(16, next_pow2(c.shape["D"])), "D"),
-        block_at_most("BLOCK_ROW", lambda c: next_pow2(c.shape["max_seq_len"]), "max_seq_len"),
+        BlockFits("BLOCK_COL", lambda c: max(16, next_pow2(c.shape["D"])), "D"),
+        BlockFits("BLOCK_ROW", lambda c: next_pow2(c.shape["max_seq_len"]), "max_seq_len"),
     ),
 )
 

@@ -21,10 +21,10 @@ from .ports import load_port
 from .spec import (
     MULTIBUFFER,
     SHORT_DTYPE,
+    BlockFits,
     Case,
     CaseKind,
     Config,
-    Constraint,
     Dot,
     KernelSpec,
     OpSpec,
@@ -95,9 +95,9 @@ def jagged_bmm_default(m: int, n: int) -> Config:
 
 
 # -- kernel specs ---------------------------------------------------------------------------
-#: The (M, N, K) of one kernel's matmul for a case: M rows of the output tile grid, N its
+#: The shape keys of one kernel's matmul (M, N, K): M rows of the output tile grid, N its
 #: columns, K the reduction (max_seq_len where it runs over the jagged rows).
-Dims = Callable[[Case], tuple[int, int, int]]
+Dims = tuple[str, str, str]
 
 
 def _tiles(config: Config, case: Case) -> int:
@@ -122,19 +122,10 @@ def _dots(config: Config, case: Case) -> tuple[Dot, ...]:
     return (Dot(config["BLOCK_M"], config["BLOCK_N"], config["BLOCK_K"], e),)
 
 
-def _fits(
-    tunable: str, size: Callable[[Case], int], what: str, default: Callable[[Case], Config]
-) -> Constraint:
+def _fits(tunable: str, key: str, default: Callable[[Case], Config]) -> BlockFits:
     """A block larger than its padded dimension only computes padding (upstream's own default,
     e.g. BLOCK_K = 32 over a max_seq_len of 16, stays allowed)."""
-
-    def check(config: Config, case: Case, limits) -> str | None:
-        bound = max(16, next_pow2(size(case)), default(case)[tunable])
-        if config.get(tunable, 0) > bound:
-            return f"{tunable}={config[tunable]} is larger than {what} padded to {bound}"
-        return None
-
-    return check
+    return BlockFits(tunable, lambda c: max(16, next_pow2(c.shape[key]), default(c)[tunable]), key)
 
 
 def _accumulator_registers(config: Config, case: Case, limits) -> str | None:
@@ -160,7 +151,7 @@ def bmm_kernel(
     """A kernel spec of the jagged x dense (`jagged_out`) or jagged x jagged kernel."""
 
     def grid(config: Config, case: Case) -> tuple[int, int]:
-        m, n, _ = dims(case)
+        m, n = (case.shape[key] for key in dims[:2])
         return -(-m // config["BLOCK_M"]) * -(-n // config["BLOCK_N"]), case.shape["B"]
 
     return KernelSpec(
@@ -172,9 +163,9 @@ def bmm_kernel(
         tile_bytes=_tiles,
         stream_bytes=_stream,
         constraints=(
-            _fits("BLOCK_M", lambda c: dims(c)[0], "M", default),
-            _fits("BLOCK_N", lambda c: dims(c)[1], "N", default),
-            _fits("BLOCK_K", lambda c: dims(c)[2], "K", default),
+            _fits("BLOCK_M", dims[0], default),
+            _fits("BLOCK_N", dims[1], default),
+            _fits("BLOCK_K", dims[2], default),
             _accumulator_registers,
         ),
         dots=_dots,
@@ -336,17 +327,17 @@ class JaggedDenseBmm(JaggedBmmOp):
     kernels = (
         # out = x [sum_L, D] @ y [B, D, T]
         bmm_kernel(
-            "fwd", True, lambda c: (_n(c), _t(c), _d(c)),
+            "fwd", True, ("max_seq_len", "T", "D"),
             lambda c: dense_bmm_default(_n(c), _t(c), _d(c)), ("out",),
         ),
         # dx = dout [sum_L, T] @ y^T [B, T, D]
         bmm_kernel(
-            "bwd_dx", True, lambda c: (_n(c), _d(c), _t(c)),
+            "bwd_dx", True, ("max_seq_len", "D", "T"),
             lambda c: dense_bmm_default(_n(c), _d(c), _t(c)), ("dx",),
         ),
         # dy = x^T [D, sum_L] @ dout [sum_L, T]
         bmm_kernel(
-            "bwd_dy", False, lambda c: (_d(c), _t(c), _n(c)),
+            "bwd_dy", False, ("D", "T", "max_seq_len"),
             lambda c: jagged_bmm_default(_d(c), _t(c)), ("dy",),
         ),
     )  # fmt: skip

@@ -20,6 +20,7 @@ from .ports import load_port
 from .spec import (
     MULTIBUFFER,
     SHORT_DTYPE,
+    BlockFits,
     Case,
     CaseKind,
     Config,
@@ -28,7 +29,6 @@ from .spec import (
     Tensors,
     Tunable,
     Upstream,
-    block_at_most,
     next_pow2,
     pow2_range,
 )
@@ -156,10 +156,8 @@ class JaggedDenseElementwiseMulJaggedOut(Jagged2Op):
             tile_bytes=_tiles,
             stream_bytes=_stream,
             constraints=(
-                block_at_most(
-                    "BLOCK_M", lambda c: next_pow2(c.shape["max_seq_len"]), "max_seq_len"
-                ),
-                block_at_most(
+                BlockFits("BLOCK_M", lambda c: next_pow2(c.shape["max_seq_len"]), "max_seq_len"),
+                BlockFits(
                     "BLOCK_N", lambda c: max(16, next_pow2(c.shape["max_seq_len"])), "max_seq_len"
                 ),
             ),

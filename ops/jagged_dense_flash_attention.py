@@ -18,6 +18,7 @@ from .ports import load_port
 from .spec import (
     MULTIBUFFER,
     SHORT_DTYPE,
+    BlockFits,
     Case,
     CaseKind,
     Config,
@@ -27,7 +28,6 @@ from .spec import (
     Tensors,
     Tunable,
     Upstream,
-    block_at_most,
     next_pow2,
     pow2_range,
 )
@@ -119,11 +119,9 @@ def _upstream_default(case: Case) -> Config:
     return {"BLOCK_T": 32, "BLOCK_L": 32, "num_warps": 4, "num_stages": 3}
 
 
-T_FITS = block_at_most("BLOCK_T", lambda c: max(16, next_pow2(c.shape["T"])), "T")
-L_FITS = block_at_most(
-    "BLOCK_L", lambda c: max(16, next_pow2(c.shape["max_seq_len"])), "max_seq_len"
-)
-D_FITS = block_at_most("BLOCK_D", lambda c: max(16, next_pow2(c.shape["D"])), "D")
+T_FITS = BlockFits("BLOCK_T", lambda c: max(16, next_pow2(c.shape["T"])), "T")
+L_FITS = BlockFits("BLOCK_L", lambda c: max(16, next_pow2(c.shape["max_seq_len"])), "max_seq_len")
+D_FITS = BlockFits("BLOCK_D", lambda c: max(16, next_pow2(c.shape["D"])), "D")
 
 ATTENTION_TUNABLES = (BLOCK_T, BLOCK_L, NUM_WARPS, NUM_STAGES, MULTIBUFFER)
 

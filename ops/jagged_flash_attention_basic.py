@@ -21,6 +21,7 @@ from .ports import load_port
 from .spec import (
     MULTIBUFFER,
     SHORT_DTYPE,
+    BlockFits,
     Case,
     CaseKind,
     Config,
@@ -30,7 +31,6 @@ from .spec import (
     Tensors,
     Tunable,
     Upstream,
-    block_at_most,
     next_pow2,
     pow2_range,
 )
@@ -181,10 +181,10 @@ def _n_blocks(config: Config, case: Case) -> tuple[int, int]:
 
 
 def _seq_fits(name: str) -> Callable:
-    return block_at_most(name, lambda c: max(16, next_pow2(c.shape["max_seq_len"])), "max_seq_len")
+    return BlockFits(name, lambda c: max(16, next_pow2(c.shape["max_seq_len"])), "max_seq_len")
 
 
-D_FITS = block_at_most("BLOCK_D", next_d, "D")
+D_FITS = BlockFits("BLOCK_D", next_d, "D")
 
 # (B, max_seq_len, D, lengths, use_mask): B=1, an empty sequence, truncation past max_seq_len,
 # max_seq_len not a multiple of any block, a D that is not a power of two, both mask settings.

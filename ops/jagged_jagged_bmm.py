@@ -44,17 +44,17 @@ class JaggedJaggedBmm(JaggedBmmOp):
     kernels = (
         # out = x^T [D, sum_L] @ y [sum_L, T]
         bmm_kernel(
-            "fwd", False, lambda c: (_d(c), _t(c), _n(c)),
+            "fwd", False, ("D", "T", "max_seq_len"),
             lambda c: jagged_bmm_default(_d(c), _t(c)), ("out",),
         ),
         # dx = y [sum_L, T] @ dout^T [B, T, D]
         bmm_kernel(
-            "bwd_dx", True, lambda c: (_n(c), _d(c), _t(c)),
+            "bwd_dx", True, ("max_seq_len", "D", "T"),
             lambda c: dense_bmm_default(_n(c), _d(c), _t(c)), ("dx",),
         ),
         # dy = x [sum_L, D] @ dout [B, D, T]
         bmm_kernel(
-            "bwd_dy", True, lambda c: (_n(c), _t(c), _d(c)),
+            "bwd_dy", True, ("max_seq_len", "T", "D"),
             lambda c: dense_bmm_default(_n(c), _t(c), _d(c)), ("dy",),
         ),
     )  # fmt: skip

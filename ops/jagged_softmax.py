@@ -20,6 +20,7 @@ from .ports import load_port
 from .spec import (
     MULTIBUFFER,
     SHORT_DTYPE,
+    BlockFits,
     Case,
     CaseKind,
     Config,
@@ -28,7 +29,6 @@ from .spec import (
     Tensors,
     Tunable,
     Upstream,
-    block_at_most,
     next_pow2,
     pow2_range,
 )
@@ -124,8 +124,8 @@ class SoftmaxTiles:
 TILES = SoftmaxTiles("BLOCK_L", "BLOCK_D")
 
 
-L_FITS = block_at_most("BLOCK_L", lambda c: upstream_block(c.shape["max_seq_len"]), "max_seq_len")
-D_FITS = block_at_most("BLOCK_D", lambda c: next_pow2(c.shape["D"]), "D")
+L_FITS = BlockFits("BLOCK_L", lambda c: upstream_block(c.shape["max_seq_len"]), "max_seq_len")
+D_FITS = BlockFits("BLOCK_D", lambda c: next_pow2(c.shape["D"]), "D")
 TUNABLES = (
     Tunable("BLOCK_L", pow2_range(8, 4096)),
     Tunable("BLOCK_D", pow2_range(1, 256)),

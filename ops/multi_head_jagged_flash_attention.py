@@ -39,6 +39,7 @@ from .ports import load_port
 from .spec import (
     MULTIBUFFER,
     SHORT_DTYPE,
+    BlockFits,
     Case,
     CaseKind,
     Config,
@@ -46,7 +47,6 @@ from .spec import (
     OpSpec,
     Tensors,
     Upstream,
-    block_at_most,
     next_pow2,
 )
 
@@ -62,7 +62,7 @@ def _n_blocks(config: Config, case: Case) -> tuple[int, int]:
 
 
 def _seq_fits(name: str) -> Callable:
-    return block_at_most(name, lambda c: max(16, next_pow2(c.shape["max_seq_len"])), "max_seq_len")
+    return BlockFits(name, lambda c: max(16, next_pow2(c.shape["max_seq_len"])), "max_seq_len")
 
 
 def _square(config: Config, case: Case, limits) -> str | None:
@@ -76,7 +76,7 @@ def _square(config: Config, case: Case, limits) -> str | None:
     return None
 
 
-D_FITS = block_at_most("BLOCK_D", next_d, "D")
+D_FITS = BlockFits("BLOCK_D", next_d, "D")
 
 # (B, H, max_seq_len, D, lengths): B=1, an empty sequence, truncation past max_seq_len,
 # max_seq_len not a multiple of any block, a D that is not a power of two, one and two heads.

@@ -169,6 +169,11 @@ class KernelSpec:
     def tunable(self, name: str) -> Tunable:
         return next(t for t in self.tunables if t.name == name)
 
+    @property
+    def tile_keys(self) -> dict[str, str]:
+        """tunable -> the shape key of the dimension it tiles (its BlockFits constraint)."""
+        return {c.tunable: c.key for c in self.constraints if isinstance(c, BlockFits)}
+
     def violation(self, config: Config, case: Case, limits: DeviceLimits) -> str | None:
         """The first reason this config cannot run on this case and device, or None."""
         simt = config.get(SIMT_ONLY.name) in SIMT_ONLY.values
@@ -217,16 +222,24 @@ class KernelSpec:
         return None
 
 
-def block_at_most(tunable: str, bound: Callable[[Case], int], what: str) -> Constraint:
-    """Reject a block larger than the padded dimension it tiles: it only computes padding."""
+@dataclass(frozen=True)
+class BlockFits:
+    """A constraint: the block `tunable` is no larger than `bound(case)`, the dimension it tiles
+    padded (a larger block only computes padding). `key` names the shape key of that dimension:
+    a launcher facing a shape nobody froze shrinks a nearest case's block to it (the generated
+    block's `_TILE_KEYS`)."""
 
-    def check(config: Config, case: Case, limits: DeviceLimits) -> str | None:
-        limit = bound(case)
-        if tunable in config and config[tunable] > limit:
-            return f"{tunable}={config[tunable]} is larger than {what} padded to {limit}"
+    tunable: str
+    bound: Callable[[Case], int]
+    key: str
+
+    def __call__(self, config: Config, case: Case, limits: DeviceLimits) -> str | None:
+        limit = self.bound(case)
+        if self.tunable in config and config[self.tunable] > limit:
+            return (
+                f"{self.tunable}={config[self.tunable]} is larger than {self.key} padded to {limit}"
+            )
         return None
-
-    return check
 
 
 @dataclass(frozen=True)
