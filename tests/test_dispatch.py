@@ -94,7 +94,9 @@ def test_the_launcher_runs_what_the_pick_says(port):
     port._split_config = lambda config, device: seen.append(config) or real(config, device)
     with pytest.warns(UserWarning, match="nearest frozen case b8_n32_d8_fp16"):
         port.jagged_to_padded_dense(values, [offsets], [16])
-    assert seen == [FROZEN["cpu"]["fwd"][2]["config"]]
+    # The nearest case's config (BLOCK_ROW 32, BLOCK_COL 64), its blocks fit to max_seq_len 16
+    # and D 8 padded to 16.
+    assert seen == [{"BLOCK_ROW": 16, "BLOCK_COL": 16, "num_warps": 4}]
 
 
 def test_the_benchmark_names_the_nearest_case_on_every_pick(port):

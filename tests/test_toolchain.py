@@ -77,6 +77,11 @@ def test_launchers_join_the_toolchain_but_the_frozen_configs_do_not(tree):
     assert helper in source
     path.write_text(source.replace(helper, helper.replace("str(tensor.dtype)", "None")))
     assert differences(before, toolchain(backend, COPY_OP))[0].startswith("launchers ")
+    # The pick of a config for a launch that names none is not: a study always names one.
+    pick = "            fitted[block] = min(fitted[block], padded)"
+    assert pick in source
+    path.write_text(source.replace(pick, pick.replace("min(", "max(")))
+    assert toolchain(backend, COPY_OP) == before
     path.write_text(source + "\n\ndef helper():\n    return 1\n")
     assert differences(before, toolchain(backend, COPY_OP))[0].startswith("launchers ")
     assert differences(None, before) == ["unrecorded"]

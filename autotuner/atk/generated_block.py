@@ -20,6 +20,7 @@ from typing import Any
 import jinja2
 
 from core.errors import UserError
+from ops import all_ops
 
 from ..backends.socs import SOC_PATTERNS, VENDOR_WORDS
 from .pyliteral import format_literal
@@ -63,6 +64,10 @@ PORT_HELPERS: dict[str, tuple[str, ...]] = {
     "multi_head_jagged_flash_attention": _ATTENTION_HELPERS,
 }
 
+#: The block's functions that choose a config for a launch that names none: they change what
+#: a user's call runs, never what a study measures (a study names its config).
+PICK_FUNCTIONS = ("_soc_of", "_shape_distance", "_pick_config", "_pick", "_fit_blocks")
+
 FrozenConfigs = dict[str, dict[str, list[dict[str, Any]]]]
 #: The warning a launcher gives, once per kernel and soc, when it takes the nearest frozen case.
 _NEAREST = re.compile(
@@ -87,9 +92,21 @@ def _template() -> jinja2.Template:
     return env.get_template("generated_block.py.j2")
 
 
-def render_block(frozen: FrozenConfigs, helpers: tuple[str, ...] = ()) -> str:
-    """The block's text, markers included, for the given frozen configs (sorted for stable output)
-    and optional helpers (OPTIONAL_HELPERS)."""
+def tile_keys(op: str) -> dict[str, dict[str, str]]:
+    """kernel -> block -> the shape key of the dimension it tiles, for the port of `op` ({} for
+    a file that is no op's port)."""
+    spec = all_ops().get(op)
+    kernels = spec.kernels if spec else ()
+    return {k.name: k.tile_keys for k in kernels if k.tile_keys}
+
+
+def render_block(
+    frozen: FrozenConfigs,
+    helpers: tuple[str, ...] = (),
+    tiles: dict[str, dict[str, str]] | None = None,
+) -> str:
+    """The block's text, markers included, for the given frozen configs (sorted for stable output),
+    optional helpers (OPTIONAL_HELPERS) and the blocks' dimensions (`tile_keys`)."""
     unknown = sorted(set(helpers) - set(OPTIONAL_HELPERS))
     if unknown:
         raise ValueError(f"no such port helper in the template: {', '.join(unknown)}")
@@ -104,6 +121,7 @@ def render_block(frozen: FrozenConfigs, helpers: tuple[str, ...] = ()) -> str:
         soc_patterns=format_literal(SOC_PATTERNS, prefix=len("_SOC_PATTERNS = ")),
         vendor_words=format_literal(VENDOR_WORDS),
         launch_options=format_literal(LAUNCH_OPTIONS, prefix=len("_LAUNCH_OPTIONS = ")),
+        tile_keys=format_literal(tiles or {}, prefix=len("_TILE_KEYS = ")),
         helpers=helpers,
     )
 
@@ -147,7 +165,8 @@ def replace_block(source: str, frozen: FrozenConfigs, path: Path) -> str:
     """The file's source with its block regenerated (with the helpers of the op the file is the
     port of); the result is checked to be valid Python."""
     start, stop = _block_span(source, path)
-    new = source[:start] + render_block(frozen, PORT_HELPERS.get(path.stem, ())) + source[stop:]
+    block = render_block(frozen, PORT_HELPERS.get(path.stem, ()), tile_keys(path.stem))
+    new = source[:start] + block + source[stop:]
     try:
         ast.parse(new)
     except SyntaxError as exc:

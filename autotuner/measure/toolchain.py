@@ -10,7 +10,7 @@ import json
 
 from core.paths import port_file
 
-from ..atk.generated_block import BEGIN_MARKER, END_MARKER
+from ..atk.generated_block import BEGIN_MARKER, END_MARKER, PICK_FUNCTIONS
 from ..backends import Backend
 
 #: The entries of `Backend.versions()` that change what a config compiles to or how it runs.
@@ -18,8 +18,9 @@ VERSION_KEYS = ("triton", "torch", "torch_npu", "cann", "cuda_runtime")
 
 
 def launcher_hash(op: str) -> str:
-    """sha256 of the port file, of its generated block only the functions (the shared launcher
-    helpers): not its data, the frozen configs every freeze rewrites and the soc names."""
+    """sha256 of the port file, of its generated block only the functions that run a config (the
+    shared launcher helpers): not its data, the frozen configs every freeze rewrites and the soc
+    names, nor the pick of a config for a launch that names none (a study always names one)."""
     source = port_file(op).read_text(encoding="utf-8")
     if BEGIN_MARKER in source and END_MARKER in source:
         head, rest = source.split(BEGIN_MARKER, 1)
@@ -27,7 +28,7 @@ def launcher_hash(op: str) -> str:
         functions = [
             ast.get_source_segment(block, node) or ""
             for node in ast.parse(block).body
-            if isinstance(node, ast.FunctionDef)
+            if isinstance(node, ast.FunctionDef) and node.name not in PICK_FUNCTIONS
         ]
         source = head + "\n".join(functions) + tail
     return hashlib.sha256(source.encode()).hexdigest()

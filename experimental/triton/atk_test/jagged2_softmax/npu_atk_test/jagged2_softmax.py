@@ -198,6 +198,10 @@ _LAUNCH_OPTIONS = {
     "cuda": ("num_warps", "num_stages"),
     "npu": ("multibuffer", "num_warps", "compile_mode"),
 }
+_TILE_KEYS = {
+    "fwd": {"BLOCK_N": "max_seq_len", "BLOCK_H": "max_seq_len"},
+    "bwd": {"BLOCK_N": "max_seq_len", "BLOCK_H": "max_seq_len"},
+}  # kernel -> block -> the shape key of the dimension it tiles
 _DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
 _ITEMSIZES = {"float32": 4, "float16": 2, "bfloat16": 2}
 _PICKED = {}  # (device, kernel, dtype, shape) -> config
@@ -226,15 +230,18 @@ def _shape_distance(frozen, asked):
 
 
 def _pick_config(kernel, shape, dtype, device, default):
-    """The frozen config of this soc for the case; else the nearest frozen case; else `default`.
+    """The frozen config of this soc for the case; else the nearest frozen case's, its blocks fit
+    to the shape; else `default`.
 
     Nearest: the smallest sum over the shape keys of |log2(frozen) - log2(asked)|, among the cases
     of the dtype and of the other dtypes of its element size (float16 and bfloat16: the same tile
     bytes, so the same shared memory or unified buffer, and the same matrix-unit rate), those
     counted one doubling further; a warning once per kernel and soc in a process (a test suite of
-    many small shapes would repeat it for each). No tuning happens at run time. Picks are kept per
-    device, kernel, dtype and shape: the launch of a small kernel must not wait for the lookup.
-    `default` is the kernel's default for `shape` (`default_config(kernel, shape)`).
+    many small shapes would repeat it for each). Fit: a block larger than the dimension it tiles
+    padded to a power of two (at least 16, what tl.dot takes) only computes padding, and the
+    search never measures one; it is shrunk to that size. No tuning happens at run time. Picks
+    are kept per device, kernel, dtype and shape: the launch of a small kernel must not wait for
+    the lookup. `default` is the kernel's default for `shape` (`default_config(kernel, shape)`).
     """
     key = (device, kernel, dtype, tuple(sorted(shape.items())))
     if key not in _PICKED:
@@ -268,7 +275,16 @@ def _pick(soc, kernel, shape, dtype, default):
             "(said once per kernel and soc)",
             stacklevel=4,
         )
-    return dict(nearest["config"])
+    return _fit_blocks(kernel, nearest["config"], shape)
+
+
+def _fit_blocks(kernel, config, shape):
+    fitted = dict(config)
+    for block, dim in _TILE_KEYS.get(kernel, {}).items():
+        if block in fitted and dim in shape:
+            padded = max(16, 1 << max(shape[dim] - 1, 0).bit_length())
+            fitted[block] = min(fitted[block], padded)
+    return fitted
 
 
 def _split_config(config, device):
