@@ -15,9 +15,10 @@ from .conftest import ROOT
 @pytest.mark.parametrize("op", sorted(all_ops()))
 def test_every_kernel_and_case_is_frozen_and_not_slower(op):
     spec = all_ops()[op]
-    values = list(verdict_speedups("H200", [op]).speedup)
-    assert len(values) == len(spec.kernels) * len(spec.cases("performance"))
-    assert min(values) >= 1.0
+    frozen = verdict_speedups("H200", [op])
+    built_in = {(k.name, c.name) for k in spec.kernels for c in spec.cases("performance")}
+    assert built_in <= set(zip(frozen.kernel, frozen.case, strict=True))  # user cases may add
+    assert frozen.speedup.min() >= 1.0
 
 
 def test_the_summary_script():

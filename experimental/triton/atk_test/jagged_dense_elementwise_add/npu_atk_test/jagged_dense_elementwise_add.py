@@ -177,10 +177,11 @@ _LAUNCH_OPTIONS = {
     "cuda": ("num_warps", "num_stages"),
     "npu": ("multibuffer", "num_warps", "compile_mode"),
 }
+# kernel -> block -> the shape key of the dimension it tiles (`_fit_blocks`)
 _TILE_KEYS = {
     "fwd": {"BLOCK_COL": "D", "BLOCK_ROW": "max_seq_len"},
     "bwd": {"BLOCK_COL": "D", "BLOCK_ROW": "max_seq_len"},
-}  # kernel -> block -> the shape key of the dimension it tiles
+}
 _DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
 _ITEMSIZES = {"float32": 4, "float16": 2, "bfloat16": 2}
 _PICKED = {}  # (device, kernel, dtype, shape) -> config

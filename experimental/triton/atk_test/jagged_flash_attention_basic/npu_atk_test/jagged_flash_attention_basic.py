@@ -365,11 +365,12 @@ _LAUNCH_OPTIONS = {
     "cuda": ("num_warps", "num_stages"),
     "npu": ("multibuffer", "num_warps", "compile_mode"),
 }
+# kernel -> block -> the shape key of the dimension it tiles (`_fit_blocks`)
 _TILE_KEYS = {
     "fwd": {"BLOCK_M": "max_seq_len", "BLOCK_N": "max_seq_len", "BLOCK_D": "D"},
     "bwd_preprocess": {"BLOCK_M": "max_seq_len", "BLOCK_D": "D"},
     "bwd": {"BLOCK_M": "max_seq_len", "BLOCK_N": "max_seq_len"},
-}  # kernel -> block -> the shape key of the dimension it tiles
+}
 _DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
 _ITEMSIZES = {"float32": 4, "float16": 2, "bfloat16": 2}
 _PICKED = {}  # (device, kernel, dtype, shape) -> config
