@@ -78,7 +78,7 @@ def test_launchers_join_the_toolchain_but_the_frozen_configs_do_not(tree):
     path.write_text(source.replace(helper, helper.replace("str(tensor.dtype)", "None")))
     assert differences(before, toolchain(backend, COPY_OP))[0].startswith("launchers ")
     # The pick of a config for a launch that names none is not: a study always names one.
-    pick = "            fitted[block] = min(fitted[block], padded)"
+    pick = "            fitted[block] = min(fitted[block], max(16, triton.next_power_of_2(shape[dim])))"
     assert pick in source
     path.write_text(source.replace(pick, pick.replace("min(", "max(")))
     assert toolchain(backend, COPY_OP) == before

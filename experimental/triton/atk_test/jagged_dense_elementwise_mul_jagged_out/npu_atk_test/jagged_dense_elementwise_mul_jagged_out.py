@@ -195,8 +195,7 @@ def _fit_blocks(kernel, config, shape):
     fitted = dict(config)
     for block, dim in _TILE_KEYS.get(kernel, {}).items():
         if block in fitted and dim in shape:
-            padded = max(16, 1 << max(shape[dim] - 1, 0).bit_length())
-            fitted[block] = min(fitted[block], padded)
+            fitted[block] = min(fitted[block], max(16, triton.next_power_of_2(shape[dim])))
     return fitted
 
 
