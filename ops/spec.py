@@ -176,6 +176,18 @@ class KernelSpec:
 
     def violation(self, config: Config, case: Case, limits: DeviceLimits) -> str | None:
         """The first reason this config cannot run on this case and device, or None."""
+        return (
+            self._launch_limits(config, case, limits)
+            or self.on_chip_violation(config, case, limits)
+            or self._constraints(config, case, limits)
+        )
+
+    def launch_violation(self, config: Config, case: Case, limits: DeviceLimits) -> str | None:
+        """What a compiler cannot see: values outside the tunables, a grid over the device's
+        limits, the op's own constraints; everything `violation` checks but on-chip memory."""
+        return self._launch_limits(config, case, limits) or self._constraints(config, case, limits)
+
+    def _launch_limits(self, config: Config, case: Case, limits: DeviceLimits) -> str | None:
         simt = config.get(SIMT_ONLY.name) in SIMT_ONLY.values
         for tunable in self.tunables:
             if simt and tunable.name == SIMT_WARPS.name:
@@ -188,9 +200,9 @@ class KernelSpec:
                 return f"grid axis {axis} has {size} blocks, over the limit {limit}"
         if limits.max_total_blocks is not None and math.prod(grid) > limits.max_total_blocks:
             return f"grid of {math.prod(grid)} blocks is over the limit {limits.max_total_blocks}"
-        reason = self.on_chip_violation(config, case, limits)
-        if reason:
-            return reason
+        return None
+
+    def _constraints(self, config: Config, case: Case, limits: DeviceLimits) -> str | None:
         if limits.shared_memory_bytes is not None:
             need = self.stream_bytes(config, case) * (config.get("num_stages", 1) - 1)
             if need > limits.shared_memory_bytes:

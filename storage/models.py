@@ -299,3 +299,29 @@ class DeviceCeiling(Base):
     flops: Mapped[dict[str, Any]]  # dtype -> flops per second of a dense matmul
     environment: Mapped[dict[str, Any]]
     measured_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class CompileRecord(Base):
+    """One compile of a kernel's config for a target, without running it: the compiler's verdict
+    (planned, an overflow, a crash, ...), the memory its plan uses and how long it took, kept by
+    what the compiled code depends on (`autotuner.backends.compile.compile_key`), so a config
+    compiled once is never compiled again for the same source, arguments, target and compiler."""
+
+    __tablename__ = "autotune_compiles"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    key: Mapped[str] = mapped_column(String(64), unique=True)
+    op: Mapped[str] = mapped_column(String(128), index=True)
+    kernel: Mapped[str] = mapped_column(String(128))
+    soc: Mapped[str] = mapped_column(String(64), index=True)
+    case_name: Mapped[str] = mapped_column(String(256))  # the case it was first compiled for
+    config: Mapped[dict[str, Any]]
+    category: Mapped[str] = mapped_column(String(32))
+    message: Mapped[str] = mapped_column(String(1000))
+    seconds: Mapped[float] = mapped_column(Float)
+    required_bits: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    available_bits: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    multibuffer_dropped: Mapped[bool] = mapped_column(Boolean)
+    memory: Mapped[dict[str, Any]]  # bytes per on-chip memory the plan uses
+    compiler: Mapped[str] = mapped_column(String(300))  # target and compiler version
+    compiled_at: Mapped[datetime] = mapped_column(default=utcnow)

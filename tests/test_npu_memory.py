@@ -10,7 +10,7 @@ import sys
 import pytest
 from optuna.trial import create_trial
 
-from autotuner.backends import triton_ascend
+from autotuner.backends import compile_verdict, triton_ascend
 from autotuner.backends.npu import (
     npu_launch_options,
     npu_limits,
@@ -19,7 +19,7 @@ from autotuner.backends.npu import (
 from autotuner.search.settle import retime_candidates
 from autotuner.search.space import config_key
 from autotuner.search.study import Plan
-from autotuner.search.trial import classify, short
+from autotuner.backends.compile_verdict import classify, short
 from core.limits import DeviceLimits
 from ops import all_ops, get_op
 from ops.spec import cube_bytes
@@ -250,14 +250,14 @@ FALLBACK = (
 
 
 def test_the_multibuffer_fallback_and_the_ub_used_are_read_from_the_compilers_output():
-    assert triton_ascend.multibuffer_fell_back(FALLBACK)
+    assert compile_verdict.multibuffer_fell_back(FALLBACK)
     code_motion_only = FALLBACK.splitlines()[0]
-    assert not triton_ascend.multibuffer_fell_back(code_motion_only)
-    assert triton_ascend.notes("UB size = 1343488 bits\n" + FALLBACK) == {
+    assert not compile_verdict.multibuffer_fell_back(code_motion_only)
+    assert compile_verdict.notes("UB size = 1343488 bits\n" + FALLBACK) == {
         "multibuffer_fallback": True,
         "required_ub_bits": 1343488,
     }
-    assert triton_ascend.notes("") == {}
+    assert compile_verdict.notes("") == {}
 
 
 def fake_compiler(folder, stderr: str, stdout: str = "", code: int = 0):
@@ -282,7 +282,7 @@ def test_the_compiler_log_keeps_what_triton_ascend_discards(tmp_path, monkeypatc
     code = (
         "import subprocess, shutil\n"
         "from autotuner.backends.compiler_log import compiler_log\n"
-        "from autotuner.backends.triton_ascend import notes\n"
+        "from autotuner.backends.compile_verdict import notes\n"
         "log = compiler_log()\n"
         "assert compiler_log() is log and shutil.which('bishengir-compile') != '{real}'\n"
         "run = subprocess.run(['bishengir-compile', 'k.mlir'], capture_output=True, text=True)\n"

@@ -272,25 +272,21 @@ def test_a_share_of_the_space_as_budget(db_url):
 
 
 def test_a_compile_worker_keeps_only_what_the_kernel_reads():
-    """It drops the reference once the kernel's inputs are built (tens of GiB on big cases), and
-    still compiles, here a backward kernel whose inputs come from the reference."""
-    from autotuner.backends import get_backend
-    from autotuner.search.trial import CaseRunner
-    from autotuner.search.workers import Worker, preparing_lock
+    """Its inputs are the kernel's alone, without the float64 golden (tens of GiB on big cases),
+    here a backward kernel's, whose inputs come from a reference in the case dtype."""
+    import torch
+
+    from autotuner.search.trial import compile_inputs
     from ops import get_op
 
     spec = get_op("jagged_dense_flash_attention")
     case = spec.case("b1_n16_d16_t16_fp32")
-    default = spec.kernel("bwd_dk").default(case)
-    prepared = CaseRunner(get_backend("cpu"), spec.name, "bwd_dk", case, compile_only=True)
-    assert prepared.golden == {}
-    assert {"dk"} <= set(prepared.launch(default))
-    worker = Worker("cpu", compile_only=True, preparing=preparing_lock())
-    try:
-        worker.prepare(spec.name, "bwd_dk", case, timeout=120)
-        assert worker.call(("compile", default), 120)["ok"] is True
-    finally:
-        worker.close()
+    _, kernel, inputs = compile_inputs(spec.name, "bwd_dk", case, torch.device("cpu"))
+    assert kernel.name == "bwd_dk"
+    assert {"lse", "delta"} <= set(inputs)
+    assert all(t.dtype != torch.float64 for t in inputs.values())
+    default = kernel.default(case)
+    assert {"dk"} <= set(spec.launch("bwd_dk", inputs, default))
 
 
 def test_restart_searches_the_selected_studies_again(db_url):

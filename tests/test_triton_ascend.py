@@ -54,7 +54,8 @@ import inspect, json, subprocess
 import triton.testing
 from autotuner.backends import soc_profile, triton_ascend
 from autotuner.backends.npu import npu_soc
-from autotuner.search.trial import classify
+from autotuner.backends import compile_verdict
+from autotuner.backends.compile_verdict import classify
 from autotuner.search.space_report import describe
 
 compiler = triton_ascend.installed()
@@ -69,7 +70,7 @@ print(json.dumps({
     "simd": describe(*fwd, "910B"),
     "simt": describe(*fwd, "950PR", "simt"),
     "categories": [classify(cc), classify(RuntimeError("error: cbuf overflow, requires"))],
-    "fallback": triton_ascend.multibuffer_fell_back("[NOTE] Due to Ub overflow, automatically set enable-auto-multi-buffer to false; compilation then succeeded."),
+    "fallback": compile_verdict.multibuffer_fell_back("[NOTE] Due to Ub overflow, automatically set enable-auto-multi-buffer to false; compilation then succeeded."),
     "socs": [npu_soc(n) for n in ("Ascend910B2", "Ascend910_9391", "Ascend950PR_9599", "Ascend910_9599")],
     "profiler": list(inspect.signature(triton.testing.do_bench_npu).parameters),
 }))

@@ -6,6 +6,10 @@ make a config fit ("[NOTE] ... set enable-auto-multi-buffer to false ...") is lo
 finds the compiler as `bishengir-compile` on PATH (`_get_npucompiler_path`, ascend/backend/utils.py),
 so a process puts a same-named script first on its PATH: it runs the real compiler with the same
 arguments, streams and exit status, and appends its stderr and stdout to a log this process reads.
+Where `AUTOTUNE_SAVE_TEMPS` names a folder, it also asks the compiler to keep its intermediate IR
+there (`--save-temps`, whose `module.hivm.opt.mlir` holds the planned buffers). The real compiler
+may have another name (ascendnpu-ir's `bishengir-compile-a5` for the 950): triton-ascend only runs
+one named `bishengir-compile`.
 """
 
 from __future__ import annotations
@@ -21,7 +25,10 @@ _SCRIPT = """#!/usr/bin/env bash
 # autotune: runs the real bishengir-compile, appending a copy of its output to a log.
 set -o pipefail
 log="$AUTOTUNE_COMPILER_LOG"
-{ "$AUTOTUNE_REAL_COMPILER" "$@" 2>&1 1>&3 3>&- | tee -a "$log" 1>&2 3>&-; } 3>&1 | tee -a "$log"
+case " $* " in *" --help "*|*" --version "*) exec "$AUTOTUNE_REAL_COMPILER" "$@" ;; esac
+extra=()
+[ -n "${AUTOTUNE_SAVE_TEMPS:-}" ] && extra=("--save-temps=$AUTOTUNE_SAVE_TEMPS")
+{ "$AUTOTUNE_REAL_COMPILER" "$@" "${extra[@]}" 2>&1 1>&3 3>&- | tee -a "$log" 1>&2 3>&-; } 3>&1 | tee -a "$log"
 """
 
 
@@ -33,6 +40,7 @@ class CompilerLog:
         script = folder / COMPILER
         script.write_text(_SCRIPT, encoding="utf-8")
         script.chmod(0o755)
+        self.real = real
         self.path = folder / "stderr.log"
         self.path.touch()
         os.environ["AUTOTUNE_REAL_COMPILER"] = real

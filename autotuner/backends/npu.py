@@ -39,8 +39,9 @@ import torch
 from core.errors import UserError
 from core.limits import DeviceLimits
 
-from . import triton_ascend
+from . import compile_verdict, triton_ascend
 from .base import Backend, Timing
+from .compile import prints_memory
 from .compiler_log import compiler_log
 from .socs import NPU_SOCS, soc_from_device_name
 
@@ -188,9 +189,11 @@ class NpuBackend(Backend):
             cores=getattr(props, "cube_core_num", None),
             vector_cores=getattr(props, "vector_core_num", None),
         )
-        # The compiler prints the UB a kernel allocates; a copy of its output goes to each trial.
-        os.environ.setdefault("ENABLE_PRINT_UB_BITS", "1")
+        # The compiler prints the UB a kernel allocates, where it takes the flag triton-ascend
+        # passes for it; a copy of its output goes to each trial.
         self.compiler_log = compiler_log()
+        if self.compiler_log and prints_memory(self.compiler_log.real):
+            os.environ.setdefault("ENABLE_PRINT_UB_BITS", "1")
         l2 = getattr(props, "L2_cache_size", 0) or 0
         #: Twice the L2 the device reports (torch_npu's `L2_cache_size`), zeroed before each
         #: repetition so none of the previous one's data is still cached.
@@ -245,8 +248,8 @@ class NpuBackend(Backend):
 
     def compiler_notes(self) -> dict[str, bool | int]:
         """What the compiler said of the kernels compiled since the last call (see
-        `triton_ascend.notes`); nothing where no compiler log could be kept."""
-        return triton_ascend.notes(self.compiler_log.since_last()) if self.compiler_log else {}
+        `compile_verdict.notes`); nothing where no compiler log could be kept."""
+        return compile_verdict.notes(self.compiler_log.since_last()) if self.compiler_log else {}
 
     def time(self, fn: Callable[[], Any], **kw: Any) -> Timing:
         kw.setdefault("warmup_ms", WARMUP_MS)

@@ -23,7 +23,6 @@ compiler, in Ascend/AscendNPU-IR (tag v1.2.0):
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from importlib import metadata
 
@@ -34,14 +33,6 @@ NEEDED_FOR_950 = (
     "triton-ascend's 3.5 line, which detects the 950 (Ascend/triton-ascend, branch "
     "release/3.5.x; not on PyPI)"
 )
-#: The compiler's overflow words and the failure category of each, in the order they are tested.
-OVERFLOWS = (
-    ("ub overflow", "ub_overflow"),
-    ("cbuf overflow", "cbuf_overflow"),
-    ("cc overflow", "cc_overflow"),
-)
-_FALLBACK = "set enable-auto-multi-buffer to false"
-_UB_SIZE = re.compile(r"UB\s+size\s*=\s*(\d+)\s*bits")
 
 
 @dataclass(frozen=True)
@@ -97,31 +88,3 @@ def cannot_build(soc: str, compiler: TritonAscend | None, mode: str = "simd") ->
     if mode == "simt" and not compiler.has_compile_mode:
         return f"triton-ascend {compiler.version} has no compile_mode: it cannot compile SIMT code"
     return None
-
-
-def overflow_category(text: str) -> str | None:
-    """The on-chip memory a compiler's message says overflowed, as a failure category."""
-    lowered = text.lower()
-    return next((category for words, category in OVERFLOWS if words in lowered), None)
-
-
-def multibuffer_fell_back(output: str) -> bool:
-    """Whether bishengir-compile's output says it turned multibuffer off to make a config fit."""
-    return _FALLBACK in output
-
-
-def notes(output: str) -> dict[str, bool | int]:
-    """What a trial records of the compiler's output: a multibuffer fallback, the UB bits used."""
-    found: dict[str, bool | int] = {}
-    if multibuffer_fell_back(output):
-        found["multibuffer_fallback"] = True
-    bits = ub_bits(output)
-    if bits is not None:
-        found["required_ub_bits"] = bits
-    return found
-
-
-def ub_bits(output: str) -> int | None:
-    """The UB bits bishengir-compile says a kernel allocates (`ENABLE_PRINT_UB_BITS=1`)."""
-    match = _UB_SIZE.search(output)
-    return int(match.group(1)) if match else None

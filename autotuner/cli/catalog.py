@@ -19,13 +19,29 @@ def space(
     soc: DeviceOption,
     npu_mode: NpuModeOption = "simd",
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    compile_: Annotated[
+        bool,
+        typer.Option(
+            "--compile",
+            help="Ascend socs: compile every config with the real compiler (triton-ascend and "
+            "ascendnpu-ir's bishengir, no NPU needed) instead of the static model's estimate.",
+        ),
+    ] = False,
+    jobs: Annotated[int, typer.Option(help="Compile processes (with --compile).", min=1)] = 2,
+    timeout: Annotated[
+        float, typer.Option(help="Seconds one compile may take (with --compile).", min=1)
+    ] = 300.0,
+    db: DbOption = None,
 ) -> None:
     """A kernel's search space on a case and soc: every config, feasible or rejected and why."""
     import json
 
     from ..search.space_report import describe, render
 
-    report = describe(op, kernel, case, soc, npu_mode)
+    database = database_of(db) if compile_ else None
+    report = describe(
+        op, kernel, case, soc, npu_mode, compile_with=database, jobs=jobs, timeout_s=timeout
+    )
     print(json.dumps(report) if as_json else render(report))
 
 

@@ -16,7 +16,9 @@ from typing import Any
 from core.errors import UserError
 from ops.spec import Case, Config
 
+from ..backends.compile import CompileResult
 from . import interrupts
+from .trial import compile_outcome
 from .workers import Worker, WorkerLost
 
 
@@ -92,10 +94,11 @@ class Pipeline:
             finally:
                 if not proposal.compiler.process.is_alive() or proposal.compiler.prepared is None:
                     self._prepare_one(proposal.compiler)
+            compiled = compile_outcome(CompileResult(**compiled["result"]), compiled["notes"])
             if not compiled["ok"]:
                 return compiled
             compile_s = compiled["compile_s"]
-            notes = compiled.get("extra") or {}
+            notes = compiled["extra"]
         else:
             compile_s, notes = None, {}
         try:
@@ -123,7 +126,9 @@ class Pipeline:
         current: Proposal | None = None
         try:
             while True:
-                while len(pending) <= len(self.compilers):
+                # Every proposal is compiled before it is timed where there are compile workers:
+                # a config the compiler refuses never reaches the device.
+                while (idle or not self.compilers) and len(pending) <= len(self.compilers):
                     proposal = next(proposals, None)
                     if proposal is None:
                         break

@@ -28,7 +28,7 @@ from .claims import ClaimBoard, Owner, bury_dead_runs
 from .pipeline import Pipeline
 from .sampler import STRATEGIES
 from .study import Plan, Progress, Settings, Study, discard_study
-from .workers import Worker, preparing_lock
+from .workers import COMPILE, Worker, preparing_lock
 
 #: Where a study's warm starts come from: the winners of its sibling studies.
 Siblings = Callable[[Plan], list[warm_starts.Sibling]]
@@ -196,7 +196,7 @@ def run(
     timer = Worker(backend.soc)
     count = compile_workers(backend)
     preparing = preparing_lock() if count else None  # made only where compile workers share it
-    compilers = [Worker(backend.soc, compile_only=True, preparing=preparing) for _ in range(count)]
+    compilers = [Worker(backend.soc, mode=COMPILE, preparing=preparing) for _ in range(count)]
     pipeline = Pipeline(timer, compilers, settings.timeout_s, settings.prepare_timeout_s)
     status = "failed"
     results = []

@@ -118,7 +118,20 @@ class SearchSpace:
         return all(config.get(t.name) in t.values for t in self.tunables)
 
     def feasible(self, case: Case, limits: DeviceLimits) -> list[Config]:
-        return [c for c in self.configs() if self.kernel.violation(c, case, limits) is None]
+        return self.partition(case, limits)[0]
+
+    def partition(
+        self, case: Case, limits: DeviceLimits
+    ) -> tuple[list[Config], list[tuple[Config, str]]]:
+        """(the configs the static constraints keep, [(config, why not)] for the others)."""
+        feasible, rejected = [], []
+        for config in self.configs():
+            reason = self.kernel.violation(config, case, limits)
+            if reason is None:
+                feasible.append(config)
+            else:
+                rejected.append((config, reason))
+        return feasible, rejected
 
     def position(self, config: Config) -> tuple[int, ...]:
         return tuple(t.values.index(config[t.name]) for t in self.tunables)

@@ -1,21 +1,47 @@
-"""`autotune space`: a kernel's search space on one case and soc, every config judged by the static
-constraints, without the soc's device."""
+"""`autotune space`: a kernel's search space on one case and soc, every config judged without the
+soc's device: by the static constraints (the model's estimate), or with `--compile` by the real
+compiler (an Ascend soc: `search.compiles`), beside the model's verdict."""
 
 from __future__ import annotations
 
+import statistics
+from collections import Counter
 from typing import Any
 
 from core.errors import UserError
 from ops import get_op
+from storage import Database
 
 from ..backends import soc_profile
-from .space import space_for
+from ..backends.compile_verdict import COMPILED, PLANNED
+from .compiles import compile_configs
+from .space import config_key, space_for
+
+OK = (PLANNED, COMPILED)
+#: What a report's verdicts come from.
+MODEL = "the static model's estimate (tiles against on-chip sizes); --compile asks the compiler"
 
 
-def describe(op: str, kernel: str, case: str, soc: str, npu_mode: str = "simd") -> dict[str, Any]:
-    """`{"tunables": [...], "feasible": [config, ...], "rejected": [{"config", "reason"}, ...],
-    "default": {"config", "violation"}}`: the space a run on `soc` searches and what its static
-    constraints keep (the default is measured even where they reject it)."""
+def describe(
+    op: str,
+    kernel: str,
+    case: str,
+    soc: str,
+    npu_mode: str = "simd",
+    *,
+    compile_with: Database | None = None,
+    jobs: int = 2,
+    timeout_s: float = 300.0,
+) -> dict[str, Any]:
+    """`{"tunables": [...], "feasible": [...], "rejected": [{"config", "reason"}, ...],
+    "default": {"config", "violation"}, "judged_by": ...}`: the space a run on `soc` searches and
+    what keeps a config out (the default is measured even where it is rejected).
+
+    With `compile_with` (the database that keeps compile verdicts) every config is compiled:
+    `feasible` is then exactly the configs the compiler planned, less those over a launch limit
+    it cannot see (a grid over 65535 blocks), each `{"config", "verdict", "memory"}`; each
+    rejected one says the compiler's reason, and both say the model's verdict (`"model"`);
+    `"compiled"` sums it up."""
     try:
         spec = get_op(op)
         kernel_spec = spec.kernel(kernel)
@@ -24,25 +50,65 @@ def describe(op: str, kernel: str, case: str, soc: str, npu_mode: str = "simd") 
         raise UserError(str(exc)) from None
     profile = soc_profile(soc, npu_mode)
     space = space_for(kernel_spec, profile.launch_options, profile.option_defaults)
-    feasible, rejected = [], []
-    for config in space.configs():
-        reason = kernel_spec.violation(config, chosen, profile.limits)
-        if reason is None:
-            feasible.append(config)
-        else:
-            rejected.append({"config": config, "reason": reason})
     default = space.complete(kernel_spec.default(chosen))
-    return {
+    report: dict[str, Any] = {
         "tunables": [
             {"name": t.name, "values": list(t.values), "default": t.default} for t in space.tunables
         ],
-        "feasible": feasible,
-        "rejected": rejected,
         "default": {
             "config": default,
             "violation": kernel_spec.violation(default, chosen, profile.limits),
         },
     }
+    if compile_with is None:
+        feasible, rejected = space.partition(chosen, profile.limits)
+        return {
+            **report,
+            "feasible": feasible,
+            "rejected": [{"config": c, "reason": reason} for c, reason in rejected],
+            "judged_by": MODEL,
+        }
+    verdicts = compile_configs(
+        compile_with, op, kernel, chosen, soc, space.configs(), jobs=jobs, timeout_s=timeout_s
+    )
+    feasible, rejected = [], []
+    for config in space.configs():
+        _, result, _ = verdicts[config_key(config)]
+        model = kernel_spec.on_chip_violation(config, chosen, profile.limits)
+        launch = kernel_spec.launch_violation(config, chosen, profile.limits)
+        if result.ok and launch is None:
+            feasible.append(
+                {"config": config, "verdict": result.category, "memory": result.memory,
+                 "multibuffer_dropped": result.multibuffer_dropped, "model": model}
+            )  # fmt: skip
+            continue
+        reason = launch or f"{result.category}: {result.message}".rstrip(": ")
+        rejected.append(
+            {"config": config, "reason": reason, "compiler": result.as_dict(), "model": model}
+        )
+    compiled = [result for _, result, _ in verdicts.values()]
+    return {
+        **report,
+        "feasible": feasible,
+        "rejected": rejected,
+        "judged_by": f"the compiler: {soc} as {_compiler_name(soc)}",
+        "compiled": {
+            "configs": len(compiled),
+            "from_database": sum(cached for *_, cached in verdicts.values()),
+            "verdicts": dict(Counter(r.category for r in compiled)),
+            "median_seconds": statistics.median(r.seconds for r in compiled) if compiled else None,
+            "model_rejects_planned": sum(1 for f in feasible if f["model"]),
+            "model_accepts_refused": sum(
+                1 for r in rejected if r["model"] is None and r["compiler"]["category"] not in OK
+            ),
+        },
+    }
+
+
+def _compiler_name(soc: str) -> str:
+    from ..backends.compile import ascend_compiler
+
+    return ascend_compiler(soc).describe()
 
 
 def render(report: dict[str, Any]) -> str:
@@ -51,7 +117,11 @@ def render(report: dict[str, Any]) -> str:
     def text(config: dict[str, Any]) -> str:
         return " ".join(f"{k}={v}" for k, v in config.items())
 
-    lines = ["tunables:"]
+    def memory(entry: dict[str, Any]) -> str:
+        used = entry.get("memory") or {}
+        return ", ".join(f"{space} {size} B" for space, size in sorted(used.items()))
+
+    lines = [f"judged by {report['judged_by']}", "tunables:"]
     for t in report["tunables"]:
         default = "" if t["default"] is None else f" (default when not named: {t['default']})"
         lines.append(f"  {t['name']}: {', '.join(map(str, t['values']))}{default}")
@@ -62,7 +132,25 @@ def render(report: dict[str, Any]) -> str:
             f"  (measured although the static constraints reject it: {default['violation']})"
         )
     lines.append(f"feasible: {len(report['feasible'])}")
-    lines += [f"  {text(config)}" for config in report["feasible"]]
+    for entry in report["feasible"]:
+        if "verdict" not in entry:
+            lines.append(f"  {text(entry)}")
+            continue
+        model = f"; the model rejects it: {entry['model']}" if entry["model"] else ""
+        lines.append(f"  {text(entry['config'])}: {entry['verdict']} ({memory(entry)}){model}")
     lines.append(f"rejected: {len(report['rejected'])}")
-    lines += [f"  {text(r['config'])}: {r['reason']}" for r in report["rejected"]]
+    for r in report["rejected"]:
+        model = ""
+        if "compiler" in r:
+            model = f"; the model: {r['model']}" if r["model"] else "; the model accepts it"
+        lines.append(f"  {text(r['config'])}: {r['reason']}{model}")
+    if "compiled" in report:
+        summary = report["compiled"]
+        verdicts = ", ".join(f"{k} {v}" for k, v in sorted(summary["verdicts"].items()))
+        lines.append(
+            f"compiled {summary['configs']} configs ({summary['from_database']} from the "
+            f"database): {verdicts}; the model rejects {summary['model_rejects_planned']} the "
+            f"compiler planned and accepts {summary['model_accepts_refused']} it refused. "
+            "Planned: accepted by every BiShengIR pass, memory planning included; nothing ran."
+        )
     return "\n".join(lines)

@@ -139,13 +139,10 @@ class Plan:
         (`sampler.STRATEGIES`); where they fit, every one is measured."""
         space = space_for(kernel, launch_options, option_defaults)
         default = space.complete(kernel.default(case))
-        feasible, rejected = [], {}
-        for config in space.configs():
-            reason = kernel.violation(config, case, limits)
-            if reason is None or config == default:  # upstream runs the default: never reject it
-                feasible.append(config)
-            else:
-                rejected[config_key(config)] = reason
+        refused = space.partition(case, limits)[1]
+        # Upstream runs the default: it is never rejected.
+        rejected = {config_key(c): reason for c, reason in refused if c != default}
+        feasible = [c for c in space.configs() if config_key(c) not in rejected]
         space = space.around(feasible)
         rejected = {
             key: reason for key, reason in rejected.items() if space.contains(json.loads(key))

@@ -19,7 +19,6 @@ outcome in `extra`.
 
 from __future__ import annotations
 
-import subprocess
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -27,10 +26,11 @@ from typing import Any
 import torch
 
 from ops import get_op
-from ops.spec import Case, Config
+from ops.spec import Case, Config, KernelSpec, OpSpec, Tensors
 
 from ..backends import Backend, Timing
-from ..backends.triton_ascend import overflow_category
+from ..backends.compile import CompileResult
+from ..backends.compile_verdict import classify, short
 from ..measure.accuracy import Errors, judge, measure
 from ..measure.host_sync import host_reads, host_scalars
 
@@ -51,65 +51,46 @@ class Outcome:
         return asdict(self)
 
 
-def _compiler_errors(exc: BaseException) -> list[str]:
-    """The error lines a failed compiler process wrote: triton-ascend 3.2 lets bishengir-compile's
-    CalledProcessError through, whose message leaves out its stderr ("error: ub overflow, ...")."""
-    if not isinstance(exc, subprocess.CalledProcessError):
-        return []
-    streams = (exc.stderr, exc.stdout)
-    text = "\n".join(
-        s.decode(errors="replace") if isinstance(s, bytes) else s or "" for s in streams
-    )
-    return [line.strip() for line in text.splitlines() if "error" in line.lower()]
+def compile_inputs(
+    op: str, kernel: str, case: Case, device: torch.device
+) -> tuple[OpSpec, KernelSpec, Tensors]:
+    """What a compile of one kernel on a case needs: the inputs it reads, with the right shapes and
+    dtypes. Intermediates come from a reference in the case dtype, a fraction of the float64
+    golden's memory; nothing is checked against it."""
+    spec = get_op(op)
+    inputs = spec.make_inputs(case, device)
+    reference = spec.reference(inputs, case.torch_dtype)
+    return spec, spec.kernel(kernel), spec.kernel_inputs(kernel, inputs, reference)
 
 
-def classify(exc: BaseException) -> str:
-    text = "\n".join([f"{type(exc).__name__}: {exc}", *_compiler_errors(exc)]).lower()
-    overflow = overflow_category(text)
-    if overflow:
-        return overflow
-    if (
-        "outofresources" in text
-        or "out of resource" in text
-        or isinstance(exc, torch.OutOfMemoryError)
-    ):
-        return "resource"
-    if (
-        "compilationerror" in text
-        or "compilation" in type(exc).__name__.lower()
-        or isinstance(exc, subprocess.CalledProcessError)  # a compiler stage (triton-ascend)
-    ):
-        return "compile"
-    return "runtime"
-
-
-def short(exc: BaseException, limit: int = 500) -> str:
-    """The exception's type and last line, or the first error line of a failed compiler."""
-    lines = [line for line in str(exc).strip().splitlines() if line.strip()]
-    errors = _compiler_errors(exc)
-    text = errors[0] if errors else lines[-1] if lines else ""
-    return f"{type(exc).__name__}: {text}"[:limit]
+def compile_outcome(result: CompileResult, notes: dict[str, Any]) -> dict[str, Any]:
+    """A compile's verdict as the pipeline takes an outcome: a refusal is the trial's failure,
+    of the compiler's category; what the compiler said goes to the trial either way."""
+    extra = {**notes, "compile_verdict": result.category}
+    if result.memory:
+        extra["planned_memory"] = result.memory
+    if result.required_bits is not None:
+        extra["required_bits"] = result.required_bits
+    if result.multibuffer_dropped:
+        extra["multibuffer_fallback"] = True
+    outcome = Outcome(result.ok, compile_s=result.seconds, extra=extra)
+    if not result.ok:
+        outcome.category, outcome.message = result.category, result.message
+    return outcome.as_dict()
 
 
 class CaseRunner:
     """Inputs, golden and per-kernel inputs of one case, kept for all configs of a study."""
 
-    def __init__(
-        self, backend: Backend, op: str, kernel: str, case: Case, compile_only: bool = False
-    ) -> None:
+    def __init__(self, backend: Backend, op: str, kernel: str, case: Case) -> None:
         self.backend = backend
         self.spec = get_op(op)
         self.kernel = self.spec.kernel(kernel)
         self.case = case
         self.inputs = self.spec.make_inputs(case, backend.device)
-        # A compile worker only needs the kernel's inputs to have the right shapes and dtypes:
-        # a reference in the case dtype is a fraction of the float64 golden's device memory.
-        golden_dtype = case.torch_dtype if compile_only else torch.float64
-        self.golden = self.spec.reference(self.inputs, golden_dtype)
+        self.golden = self.spec.reference(self.inputs, torch.float64)
         self.kernel_inputs = self.spec.kernel_inputs(kernel, self.inputs, self.golden)
         self.tolerance = self.spec.tolerance_for(case)
-        if compile_only:  # it never checks results: keep only what the kernel reads
-            self.golden = {}
         #: Each output's golden as compared, made once for every trial's two checks.
         self.wanted = {
             name: self.spec.comparable(name, self.golden[name], self.inputs)
@@ -117,7 +98,7 @@ class CaseRunner:
             if name in self.golden
         }
         backend.release_memory()
-        self.default_errors = None if compile_only else self._default_errors()
+        self.default_errors = self._default_errors()
 
     def _default_errors(self) -> dict[str, Errors] | None:
         """Element-wise errors of the default config: the second reference of every trial;

@@ -15,6 +15,8 @@ import traceback
 from multiprocessing.connection import Connection
 from typing import Any
 
+import torch
+
 from ops.spec import Case
 
 from . import interrupts
@@ -28,23 +30,10 @@ class WorkerLost(Exception):
         self.category = category
 
 
-def _compile_only(port) -> None:
-    """Make the port's launches compile without running (`JITFunction.warmup`)."""
-    from triton.runtime.jit import JITFunction
-
-    class CompileOnly:
-        def __init__(self, fn: JITFunction) -> None:
-            self.fn = fn
-
-        def __getitem__(self, grid):
-            return lambda *args, **kwargs: self.fn.warmup(*args, grid=grid, **kwargs)
-
-    for name, value in list(vars(port).items()):
-        if isinstance(value, JITFunction):
-            setattr(port, name, CompileOnly(value))
-
-
 _CONTEXT = mp.get_context("spawn")
+#: What a worker does: time configs on the device, compile them for it ahead of timing, or compile
+#: them for an Ascend soc with no device here (`backends.compile`).
+TIMING, COMPILE, COMPILE_WITHOUT_DEVICE = "timing", "compile", "compile_without_device"
 
 
 def preparing_lock():
@@ -52,21 +41,31 @@ def preparing_lock():
     return _CONTEXT.Lock()
 
 
-def _serve(connection: Connection, soc: str, compile_only: bool, preparing) -> None:
-    """The worker's loop: ("prepare", op, kernel, case), ("measure", config), ("samples", config, reps)."""
+def _serve(connection: Connection, soc: str, mode: str, preparing) -> None:
+    """The worker's loop: ("prepare", op, kernel, case), ("measure", config), ("samples", config,
+    reps), ("compile", config), ("compile_key", config)."""
     import signal
     import warnings
 
-    from ops.ports import load_port
-
+    from ..backends import compile as compiling
     from ..backends import get_backend
-    from .trial import CaseRunner, Outcome, classify, short
+    from ..backends.compile_verdict import short
+    from .trial import CaseRunner, compile_inputs
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"triton\..*")
-    backend = get_backend(soc)
+    if mode == COMPILE_WITHOUT_DEVICE:
+        compiling.activate(compiling.ascend_compiler(soc))
+        backend, device = None, torch.device("cpu")
+    else:
+        backend = get_backend(soc)
+        device = backend.device
+        if mode == COMPILE:
+            compiling.activate(None)
     runners: dict[tuple, CaseRunner] = {}
     runner: CaseRunner | None = None
+    inputs: dict[tuple, tuple] = {}
+    prepared: tuple | None = None
     while True:
         try:
             request = connection.recv()
@@ -76,28 +75,30 @@ def _serve(connection: Connection, soc: str, compile_only: bool, preparing) -> N
         try:
             if kind == "prepare":
                 _, op, kernel, case = request
-                key = (op, kernel, case.name, case.dtype)
-                if key not in runners:
-                    if compile_only:
-                        _compile_only(load_port(op))
-                    runners.clear()  # one case at a time: its tensors can be large
-                    with preparing or contextlib.nullcontext():
-                        runners[key] = CaseRunner(backend, op, kernel, case, compile_only)
-                runner = runners[key]
+                prepared = (op, kernel, case.name, case.dtype)
+                with preparing or contextlib.nullcontext():
+                    if mode == TIMING and prepared not in runners:
+                        runners.clear()  # one case at a time: its tensors can be large
+                        runners[prepared] = CaseRunner(backend, op, kernel, case)
+                    elif mode != TIMING and prepared not in inputs:
+                        inputs.clear()
+                        inputs[prepared] = compile_inputs(op, kernel, case, device)
+                        if backend is not None:
+                            backend.release_memory()
+                runner = runners.get(prepared)
                 reply: Any = True
             elif kind == "measure":
                 assert runner is not None, "prepare first"
                 reply = runner.measure(request[1]).as_dict()
-            elif kind == "compile":
-                assert runner is not None, "prepare first"
-                start = time.perf_counter()
-                try:
-                    runner.launch(request[1])
-                    outcome = Outcome(True, compile_s=time.perf_counter() - start)
-                except Exception as exc:  # noqa: BLE001
-                    outcome = Outcome(False, classify(exc), short(exc))
-                outcome.extra = backend.compiler_notes()
-                reply = outcome.as_dict()
+            elif kind in ("compile", "compile_key"):
+                assert prepared in inputs, "prepare first"
+                spec, kernel_spec, tensors = inputs[prepared]
+                if kind == "compile_key":
+                    reply = compiling.compile_key(spec, kernel_spec, tensors, request[1])
+                else:
+                    result = compiling.compile_config(spec, kernel_spec, tensors, request[1])
+                    notes = backend.compiler_notes() if backend is not None else {}
+                    reply = {"result": result.as_dict(), "notes": notes}
             elif kind == "samples":
                 assert runner is not None, "prepare first"
                 reply = runner.samples(request[1], request[2])
@@ -111,10 +112,11 @@ def _serve(connection: Connection, soc: str, compile_only: bool, preparing) -> N
 class Worker:
     """One worker process bound to a soc; `call` raises WorkerLost after a timeout or crash."""
 
-    def __init__(self, soc: str, *, compile_only: bool = False, preparing=None) -> None:
-        """`preparing`: a `preparing_lock()` to build cases one worker at a time, or None."""
+    def __init__(self, soc: str, *, mode: str = TIMING, preparing=None) -> None:
+        """`mode`: TIMING, COMPILE or COMPILE_WITHOUT_DEVICE; `preparing`: a `preparing_lock()` to
+        build cases one worker at a time, or None."""
         self.soc = soc
-        self.compile_only = compile_only
+        self.mode = mode
         self.preparing = preparing
         self.prepared: tuple | None = None
         self.busy = False
@@ -123,7 +125,7 @@ class Worker:
     def _start(self) -> None:
         self.connection, child = _CONTEXT.Pipe()
         self.process = _CONTEXT.Process(
-            target=_serve, args=(child, self.soc, self.compile_only, self.preparing), daemon=True
+            target=_serve, args=(child, self.soc, self.mode, self.preparing), daemon=True
         )
         self.process.start()
         child.close()

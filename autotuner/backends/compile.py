@@ -1,0 +1,372 @@
+"""Compiling a port kernel for a case and config without running it: on the device here, or for an
+Ascend soc on a machine with no NPU and no CANN.
+
+The launch goes through the port's own launcher, each `@triton.jit` call made a
+`JITFunction.warmup` (compile, never run), so a compile sees exactly the arguments, constexprs and
+launch options a run would (Triton's `runtime/autotuner.py` warms its configs up the same way).
+
+Without a device, an Ascend compile drives triton-ascend's real pipeline (TTIR -> linalg by its
+`triton-adapter-opt`, then bishengir-compile) with the compiler target supplied here: triton-ascend
+reads it from CANN (`NPUDriver.get_current_target`, and `NPUUtils().get_arch()` inside
+`linalg_to_bin_enable_npu_compile_A2_A3`; Ascend/triton-ascend v3.2.0,
+python/triton/backends/ascend/{driver,compiler}.py). For the 950 family the launch adds
+`compile_on_910_95=True`, which sends 3.2.0 through `linalg_to_bin_enable_npu_compile_910_95`, with
+the other `NPUOptions` defaults a 950 build has (`multibuffer` and `enable_auto_bind_sub_block`
+off, `enable_select_analysis` on: each `not`/`is_compile_on_910_95`, compiler.py), and runs
+ascendnpu-ir's `bishengir-compile-a5` under the name triton-ascend looks for
+(`_get_npucompiler_path`, utils.py). Every such compile then stops at CANN's code generator
+`hivmc`: reaching it means the whole BiShengIR pipeline, memory planning included, accepted the
+kernel (`compile_verdict.PLANNED`). That is not a run: no code was generated, nothing ran on a chip.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import importlib.util
+import io
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import types
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.errors import UserError
+from ops.ports import load_port
+from ops.spec import Config, KernelSpec, OpSpec, Tensors
+
+from . import compile_verdict, triton_ascend
+from .compile_verdict import COMPILED, PLANNED
+from .compiler_log import CompilerLog
+
+#: One compiler target name per Ascend soc, for compiling without its device; each is a target
+#: both binaries of ascendnpu-ir 1.2.0 list (`--target=`), with the soc's on-chip sizes.
+COMPILE_TARGETS = {
+    "910B": "Ascend910B2",
+    "910_93": "Ascend910_9391",
+    "950PR": "Ascend950PR_9599",
+    "950DT": "Ascend950DT_9581",
+}
+#: The bishengir binary each soc needs: ascendnpu-ir ships the A2/A3 pipeline as
+#: `bishengir-compile` and the 950's (regbase) as `bishengir-compile-a5`.
+BINARIES = {
+    "910B": "bishengir-compile",
+    "910_93": "bishengir-compile",
+    "950PR": "bishengir-compile-a5",
+    "950DT": "bishengir-compile-a5",
+}
+#: What to install for compiling without a device.
+INSTALL = "pip install 'autotune[ascend-compile]' (triton-ascend 3.2.0 and ascendnpu-ir 1.2.0)"
+_PRINT_MEMORY = "--enable-print-memory-allocated-size"
+_PLAN_FILE = "module.hivm.opt.mlir"
+
+
+@dataclass(frozen=True)
+class AscendCompiler:
+    """The compiler for one Ascend soc without its device: target name, binary and its version."""
+
+    soc: str
+    target: str
+    binary: str
+    version: str
+    #: The binary accepts `--enable-print-memory-allocated-size`, which triton-ascend passes under
+    #: `ENABLE_PRINT_UB_BITS=1` (the 910B binary of ascendnpu-ir 1.2.0 does not).
+    prints_memory: bool
+
+    def describe(self) -> str:
+        return f"{self.target} ({self.version})"
+
+
+def find_binary(name: str) -> str | None:
+    """A bishengir binary: on PATH (CANN's), else in the installed ascendnpu-ir's `bin/`."""
+    found = shutil.which(name)
+    if found:
+        return found
+    spec = importlib.util.find_spec("ascendnpuir")
+    if spec is None or spec.origin is None:
+        return None
+    candidate = Path(spec.origin).parent / "bin" / name
+    return str(candidate) if os.access(candidate, os.X_OK) else None
+
+
+def ascend_compiler(soc: str) -> AscendCompiler:
+    """The compile-only compiler of an Ascend soc; UserError in one line where it is missing."""
+    if soc not in COMPILE_TARGETS:
+        raise UserError(
+            f"--compile is for an Ascend soc ({', '.join(COMPILE_TARGETS)}), not {soc!r}"
+        )
+    if triton_ascend.installed() is None:
+        raise UserError(f"compiling for the {soc} needs triton-ascend: {INSTALL}")
+    binary = find_binary(BINARIES[soc])
+    if binary is None:
+        raise UserError(f"compiling for the {soc} needs {BINARIES[soc]}: {INSTALL}")
+    return AscendCompiler(soc, COMPILE_TARGETS[soc], binary, *_probe(binary))
+
+
+def _output(binary: str, flag: str) -> str:
+    done = subprocess.run([binary, flag], capture_output=True, text=True, timeout=60)
+    return done.stdout + done.stderr
+
+
+def _probe(binary: str) -> tuple[str, bool]:
+    """(the first line of `--version`, whether it takes the memory print flag)."""
+    lines = [line.strip() for line in _output(binary, "--version").splitlines() if line.strip()]
+    return (lines[0] if lines else ""), prints_memory(binary)
+
+
+@functools.cache
+def prints_memory(binary: str) -> bool:
+    """Whether a bishengir-compile takes `--enable-print-memory-allocated-size`, which
+    triton-ascend passes under `ENABLE_PRINT_UB_BITS=1` (the 910B binary of ascendnpu-ir 1.2.0
+    rejects it: "Unknown command line argument", and the compile fails)."""
+    return _PRINT_MEMORY in _output(binary, "--help")
+
+
+@dataclass(frozen=True)
+class CompileResult:
+    """The verdict of compiling one config of a kernel on a case (all its `@triton.jit` launches)."""
+
+    category: str  # compile_verdict: planned, compiled, *_overflow, crash, compile; timeout
+    message: str = ""
+    seconds: float = 0.0
+    required_bits: int | None = None
+    available_bits: int | None = None
+    multibuffer_dropped: bool = False
+    #: Bytes the plan uses per on-chip memory (ub, l1, l0a, l0b, l0c), where it could be read.
+    memory: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.category in (PLANNED, COMPILED)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class _TargetDriver:
+    """Triton's active driver for a compile with no device: the target, device 0, stream 0."""
+
+    def __init__(self, target: str) -> None:
+        from triton.backends.compiler import GPUTarget
+
+        self.target = GPUTarget("npu", target, 0)
+
+    def get_current_target(self):
+        return self.target
+
+    def get_current_device(self) -> int:
+        return 0
+
+    def get_current_stream(self, device: int | None = None) -> int:
+        return 0
+
+
+@dataclass
+class _Session:
+    """The process's compile mode: its compiler (None: the device here) and compiler log."""
+
+    compiler: AscendCompiler | None
+    log: CompilerLog | None = None
+    #: NPUOptions every launch of this target gets unless the config names them.
+    target_options: dict[str, Any] = field(default_factory=dict)
+
+
+_session: _Session | None = None
+
+
+def activate(compiler: AscendCompiler | None) -> None:
+    """Make this process compile without running, for `compiler`'s target (None: the device here).
+    Once per process, before a port is loaded: it replaces Triton's active driver."""
+    global _session
+    if _session is not None:
+        return
+    if compiler is None:
+        _session = _Session(None)
+        return
+    os.environ["TRITON_INTERPRET"] = "0"
+    import triton.backends as triton_backends
+    from triton.runtime import driver
+
+    if compiler.prints_memory:
+        os.environ.setdefault("ENABLE_PRINT_UB_BITS", "1")
+    else:
+        os.environ.pop("ENABLE_PRINT_UB_BITS", None)
+    log = CompilerLog(compiler.binary)
+    driver.set_active(_TargetDriver(compiler.target))
+    stages = triton_backends.backends["ascend"].compiler.add_stages
+    stages.__globals__["NPUUtils"] = lambda: types.SimpleNamespace(get_arch=lambda: compiler.target)
+    in_950 = compiler.soc in triton_ascend.FAMILY_950
+    options = (
+        {"compile_on_910_95": True, "multibuffer": False, "enable_auto_bind_sub_block": False,
+         "enable_select_analysis": True}
+        if in_950 else {}
+    )  # fmt: skip
+    _session = _Session(compiler, log, options)
+
+
+class _Warmup:
+    """A port's `@triton.jit` function whose launches compile and never run."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+
+    def __getitem__(self, grid: Any):
+        return lambda *args, **kwargs: _launches.run(self.fn, grid, args, kwargs)
+
+
+@dataclass
+class _Launches:
+    """The launches of one compile request: the mode and what each launch gave."""
+
+    mode: str = "compile"  # or "key": record Triton's specialization, compile nothing
+    launch_options: dict[str, Any] = field(default_factory=dict)
+    results: list[CompileResult] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)
+
+    def run(self, fn: Any, grid: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+        assert _session is not None
+        kwargs = {**kwargs, **_session.target_options, **self.launch_options}
+        if self.mode == "key":
+            return self._key(fn, grid, args, kwargs)
+        with tempfile.TemporaryDirectory(prefix="autotune-compile-") as temps:
+            self.results.append(self._compile(fn, grid, args, kwargs, Path(temps)))
+
+    def _key(self, fn: Any, grid: Any, args: tuple, kwargs: dict[str, Any]) -> None:
+        from triton.runtime.jit import JITFunction
+
+        def hook(*, fn: Any, compile: dict[str, Any], **_: Any) -> bool:
+            self.keys.append(fn.jit_function.cache_key + compile["specialization_data"])
+            return True  # compile nothing
+
+        fn.cache.clear()  # a kernel compiled earlier in this process would skip the hook
+        JITFunction.cache_hook = hook
+        try:
+            _quiet_warmup(fn, grid, args, kwargs)
+        finally:
+            JITFunction.cache_hook = None
+
+    def _compile(
+        self, fn: Any, grid: Any, args: tuple, kwargs: dict[str, Any], temps: Path
+    ) -> CompileResult:
+        assert _session is not None
+        log = _session.log
+        if log is not None:
+            os.environ["AUTOTUNE_SAVE_TEMPS"] = str(temps)
+            os.environ["TRITON_CACHE_DIR"] = str(temps / "cache")  # no cross-talk between compiles
+            log.since_last()
+        start = time.perf_counter()
+        try:
+            _quiet_warmup(fn, grid, args, kwargs)
+            error, text = None, ""
+        except Exception as exc:  # noqa: BLE001 - a compiler's refusal is the verdict
+            error, text = exc, compile_verdict.exception_text(exc)
+        seconds = time.perf_counter() - start
+        if log is None:  # the device here: its compiler either built the kernel or refused it
+            if error is None:
+                return CompileResult(COMPILED, seconds=seconds)
+            return CompileResult(
+                compile_verdict.classify(error), compile_verdict.short(error), seconds
+            )
+        reading = compile_verdict.read(text + "\n" + log.since_last(), error is None)
+        plan = temps / _PLAN_FILE
+        memory = compile_verdict.planned_memory(plan.read_text()) if plan.is_file() else {}
+        return CompileResult(
+            reading.category,
+            reading.message,
+            seconds,
+            reading.required_bits,
+            reading.available_bits,
+            reading.multibuffer_dropped,
+            memory,
+        )
+
+
+_launches = _Launches()
+
+
+def _quiet_warmup(fn: Any, grid: Any, args: tuple, kwargs: dict[str, Any]) -> None:
+    """`fn.warmup` with Triton's prints kept off stdout (a `--json` report goes there): 3.2.0
+    prints "[WARNING] Please DO NOT tune args [...]" for every option outside its own short list,
+    `compile_on_910_95` among them (python/triton/runtime/jit.py, `JITFunction.run`)."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        fn.warmup(*args, grid=grid, **kwargs)
+
+
+def _warmed(op: OpSpec) -> types.ModuleType:
+    """The op's port with every `@triton.jit` function made a `_Warmup`, once per process."""
+    from triton.runtime.jit import JITFunction
+
+    port = load_port(op.name)
+    for name, value in list(vars(port).items()):
+        if isinstance(value, JITFunction):
+            setattr(port, name, _Warmup(value))
+    return port
+
+
+@contextlib.contextmanager
+def _launching(op: OpSpec, config: Config, mode: str) -> Iterator[_Launches]:
+    global _launches
+    if _session is None:
+        raise RuntimeError("compile.activate() first")
+    port = _warmed(op)
+    npu = types.SimpleNamespace(type="npu", index=0)
+    options = port._split_config(config, npu)[1] if _session.compiler is not None else {}
+    _launches = _Launches(mode, options)
+    try:
+        yield _launches
+    finally:
+        _launches = _Launches()
+
+
+def _quiet_warmup(fn: Any, grid: Any, args: tuple, kwargs: dict[str, Any]) -> None:
+    """`fn.warmup` with Triton's prints kept off stdout (a `--json` report goes there): 3.2.0
+    prints "[WARNING] Please DO NOT tune args [...]" for every option outside its own short list,
+    `compile_on_910_95` among them (python/triton/runtime/jit.py, `JITFunction.run`)."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        fn.warmup(*args, grid=grid, **kwargs)
+
+
+def compile_key(op: OpSpec, kernel: KernelSpec, inputs: Tensors, config: Config) -> str:
+    """What the compiled code of a config depends on: each launched kernel's source and
+    dependencies with Triton's specialization of the launch (arguments, constexprs, options), and
+    the target and compiler; equal keys compile alike, whatever case they came from."""
+    with _launching(op, config, "key") as launches:
+        op.launch(kernel.name, inputs, config)
+    assert _session is not None
+    compiler = _session.compiler
+    identity = [*launches.keys, compiler.describe() if compiler else "device"]
+    return hashlib.sha256(json.dumps(identity).encode()).hexdigest()
+
+
+def compile_config(
+    op: OpSpec, kernel: KernelSpec, inputs: Tensors, config: Config
+) -> CompileResult:
+    """Compile every `@triton.jit` launch of one config of `kernel` on `inputs`; the first refusal
+    is the verdict, else the kernels planned (no device) or compiled."""
+    with _launching(op, config, "compile") as launches:
+        op.launch(kernel.name, inputs, config)
+    results = launches.results
+    if not results:
+        return CompileResult("compile", "the launcher launched no kernel")
+    failed = next((r for r in results if not r.ok), None)
+    memory: dict[str, int] = {}
+    for result in results:
+        for space, used in result.memory.items():
+            memory[space] = max(memory.get(space, 0), used)
+    first = failed or results[0]
+    return CompileResult(
+        first.category,
+        first.message,
+        sum(r.seconds for r in results),
+        first.required_bits,
+        first.available_bits,
+        any(r.multibuffer_dropped for r in results),
+        memory,
+    )

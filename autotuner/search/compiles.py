@@ -1,0 +1,161 @@
+"""Compiling many configs of a kernel on a case for an Ascend soc without its device: parallel
+workers with a timeout, each verdict kept in the database by what the compiled code depends on.
+
+Each config is first keyed in a worker (Triton's specialization of the launch, no compile:
+`backends.compile.compile_key`); a key already in `autotune_compiles` is answered from there, any
+other config is compiled and stored. A worker that outlives the timeout is replaced and the config
+recorded as "timeout"; one that dies as "crash". Nothing raises for a config: every one gets a
+verdict.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+
+from core.errors import UserError
+from core.paths import port_file
+from ops.spec import Case, Config
+from storage import CompileRecord, Database
+
+from ..backends.compile import CompileResult, ascend_compiler
+from .space import config_key
+from .workers import COMPILE_WITHOUT_DEVICE, Worker, WorkerLost
+
+#: A verdict as it is reported: (config, result, whether it came from the database).
+Verdict = tuple[Config, CompileResult, bool]
+
+
+@dataclass
+class _Task:
+    config: Config
+    key: str | None = None
+    deadline: float = 0.0
+
+
+def _cached(db: Database, key: str) -> CompileResult | None:
+    with db.sessions() as session:
+        row = session.scalar(select(CompileRecord).where(CompileRecord.key == key))
+    if row is None:
+        return None
+    return CompileResult(
+        row.category,
+        row.message,
+        row.seconds,
+        row.required_bits,
+        row.available_bits,
+        row.multibuffer_dropped,
+        dict(row.memory),
+    )
+
+
+def _store(
+    db: Database, key: str, op: str, kernel: str, soc: str, case: Case, config: Config,
+    result: CompileResult, compiler: str,
+) -> None:  # fmt: skip
+    with db.sessions() as session:
+        session.add(
+            CompileRecord(
+                key=key, op=op, kernel=kernel, soc=soc, case_name=case.name, config=config,
+                category=result.category, message=result.message[:1000], seconds=result.seconds,
+                required_bits=result.required_bits, available_bits=result.available_bits,
+                multibuffer_dropped=result.multibuffer_dropped, memory=result.memory,
+                compiler=compiler[:300],
+            )
+        )  # fmt: skip
+        try:
+            session.commit()
+        except IntegrityError:  # another process stored the same key meanwhile
+            session.rollback()
+
+
+def compile_configs(
+    db: Database,
+    op: str,
+    kernel: str,
+    case: Case,
+    soc: str,
+    configs: Iterable[Config],
+    *,
+    jobs: int = 2,
+    timeout_s: float = 300.0,
+    on_verdict: Callable[[Verdict], None] | None = None,
+) -> dict[str, Verdict]:
+    """Config key -> (config, verdict, from the database) for every config, compiled for `soc`'s
+    target by `jobs` worker processes (UserError where the compiler is not installed)."""
+    compiler = ascend_compiler(soc)  # one line naming the package, before any process starts
+    if not port_file(op).is_file():
+        raise UserError(f"port of {op} not found at {port_file(op)}")
+    todo = deque(_Task(c) for c in configs)
+    verdicts: dict[str, Verdict] = {}
+    if not todo:
+        return verdicts
+    workers = [
+        Worker(soc, mode=COMPILE_WITHOUT_DEVICE) for _ in range(max(1, min(jobs, len(todo))))
+    ]
+    busy: dict[int, _Task] = {}
+
+    def give(result: CompileResult, task: _Task, cached: bool) -> None:
+        verdict = (task.config, result, cached)
+        verdicts[config_key(task.config)] = verdict
+        if on_verdict:
+            on_verdict(verdict)
+
+    def send(index: int, task: _Task) -> None:
+        request = ("compile", task.config) if task.key else ("compile_key", task.config)
+        task.deadline = time.monotonic() + timeout_s
+        workers[index].send(request)
+        busy[index] = task
+
+    try:
+        for worker in workers:
+            worker.send(("prepare", op, kernel, case))
+        for worker in workers:
+            try:
+                worker.receive(max(timeout_s, 900.0))
+            except (WorkerLost, RuntimeError) as exc:
+                raise UserError(
+                    f"{op} {kernel} {case.name}: preparing the case failed: {exc}"
+                ) from None
+            worker.prepared = (op, kernel, case.name, case.dtype)
+        while todo or busy:
+            for index in range(len(workers)):
+                if index not in busy and todo:
+                    send(index, todo.popleft())
+            time.sleep(0.01)
+            for index, task in list(busy.items()):
+                worker = workers[index]
+                if not worker.ready() and time.monotonic() < task.deadline:
+                    continue
+                del busy[index]
+                try:
+                    reply = worker.receive(0.0)
+                except WorkerLost as lost:
+                    worker.prepare(op, kernel, case, max(timeout_s, 900.0))
+                    give(CompileResult(lost.category, str(lost), timeout_s), task, False)
+                    continue
+                except RuntimeError as exc:  # the launcher itself failed, before any compile
+                    give(CompileResult("compile", str(exc).splitlines()[0]), task, False)
+                    continue
+                if task.key is None:  # keyed: answer from the database, or compile it
+                    task.key = reply
+                    known = _cached(db, reply)
+                    if known is not None:
+                        give(known, task, True)
+                    else:
+                        send(index, task)
+                    continue
+                result = CompileResult(**reply["result"])
+                _store(
+                    db, task.key, op, kernel, soc, case, task.config, result, compiler.describe()
+                )
+                give(result, task, False)
+    finally:
+        for worker in workers:
+            worker.close()
+    return verdicts

@@ -1,0 +1,195 @@
+"""The Ascend compile matrix: what the real compiler says of every port kernel's configs, against
+the static on-chip model, without an NPU (issue 25).
+
+Two parts, each a set of (kernel, case, soc, config) compiled through `autotune space --compile`'s
+path (`autotuner.search.compiles`: triton-ascend's pipeline and ascendnpu-ir's bishengir, every
+verdict kept in `--db`, so a run resumes from what an earlier one compiled):
+
+- `space`: every config of the search space of each kernel's first performance case, for `--socs`
+  (default 910B and 950PR);
+- `cases`: the default config and the frozen configs (of any soc, moved into the Ascend space: the
+  tiles, the soc's option defaults) of every case, accuracy and performance, for all four socs.
+
+One JSON row per config goes to `--out` as it is judged: the model's verdict then (the on-chip
+model and the launch limits), the compiler's (category, message, required bits, planned memory,
+seconds, from the database or compiled now). `--summary FILE...` prints, from rows, the tables of
+docs/benchmarks.md: per soc the model against the compiler, what each side lost, compile errors by
+kernel, the time per compile. "Planned" is the compiler's word for a config its every pass
+accepted, memory planning included; without CANN nothing was generated and nothing ran.
+
+    .venv-ascend/bin/python benchmarks/ascend_compile_matrix.py --part space --db sqlite:///compiles.db \\
+        --out docs/runs/DATE_issue25_ascend_compile_matrix_space.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from autotuner.backends import soc_profile
+from autotuner.backends.compile import COMPILE_TARGETS, ascend_compiler
+from autotuner.search.compiles import compile_configs
+from autotuner.search.space import config_key, space_for
+from autotuner.search.warm_starts import from_frozen
+from ops import all_ops, get_op
+from ops.spec import Case, Config, KernelSpec
+from storage import open_database
+
+OK = ("planned", "compiled")
+
+
+def _jobs(
+    part: str, socs: list[str], ops: list[str]
+) -> list[tuple[str, KernelSpec, Case, str, list[Config]]]:
+    """(op, kernel, case, soc, configs) to compile, in order."""
+    out = []
+    for soc in socs:
+        profile = soc_profile(soc)
+        for name in ops:
+            spec = get_op(name)
+            cases = (
+                spec.cases("performance")[:1]
+                if part == "space"
+                else [*spec.cases("accuracy"), *spec.cases("performance")]
+            )
+            for kernel in spec.kernels:
+                space = space_for(kernel, profile.launch_options, profile.option_defaults)
+                frozen = [space.complete(s.config) for s in from_frozen(name, kernel.name)]
+                for case in cases:
+                    if part == "space":
+                        configs = list(space.configs())
+                    else:
+                        unique = {
+                            config_key(c): c
+                            for c in [space.complete(kernel.default(case)), *frozen]
+                        }
+                        configs = list(unique.values())
+                    out.append((name, kernel, case, soc, configs))
+    return out
+
+
+def run(args: argparse.Namespace) -> None:
+    db = open_database(args.db)
+    ops = args.op or list(all_ops())
+    socs = args.socs.split(",")
+    compilers = {soc: ascend_compiler(soc).describe() for soc in socs}
+    with open(args.out, "a", encoding="utf-8") as out:
+        for op, kernel, case, soc, configs in _jobs(args.part, socs, ops):
+            limits = soc_profile(soc).limits
+            default = space_default(kernel, case, soc)
+            started = time.monotonic()
+            verdicts = compile_configs(
+                db, op, kernel.name, case, soc, configs, jobs=args.jobs, timeout_s=args.timeout
+            )
+            for config in configs:
+                _, result, cached = verdicts[config_key(config)]
+                row = {
+                    "part": args.part, "op": op, "kernel": kernel.name, "case": case.name,
+                    "soc": soc, "compiler": compilers[soc], "config": config,
+                    "model": kernel.on_chip_violation(config, case, limits),
+                    "launch": kernel.launch_violation(config, case, limits),
+                    "default": config == default,
+                    "cached": cached, **result.as_dict(),
+                }  # fmt: skip
+                out.write(json.dumps(row) + "\n")
+            out.flush()
+            print(
+                f"{soc} {op}:{kernel.name} {case.name}: {len(configs)} configs in "
+                f"{time.monotonic() - started:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+
+
+def space_default(kernel: KernelSpec, case: Case, soc: str) -> Config:
+    profile = soc_profile(soc)
+    return space_for(kernel, profile.launch_options, profile.option_defaults).complete(
+        kernel.default(case)
+    )
+
+
+def summary(paths: list[str]) -> str:
+    """Markdown tables of rows: per soc the model against the compiler, and where they differ."""
+    rows = [json.loads(line) for path in paths for line in Path(path).read_text().splitlines()]
+    lines: list[str] = []
+    for soc in sorted({r["soc"] for r in rows}, key=list(COMPILE_TARGETS).index):
+        mine = [r for r in rows if r["soc"] == soc]
+        lines += [f"### {soc} ({mine[0]['compiler']})", ""]
+        grid = Counter((r["model"] is None, r["category"] in OK) for r in mine)
+        lines += [
+            "| | compiler planned | compiler refused |",
+            "|---|---|---|",
+            f"| model accepts | {grid[True, True]} | {grid[True, False]} |",
+            f"| model rejects | {grid[False, True]} | {grid[False, False]} |",
+            "",
+        ]
+        lost = Counter(
+            r["op"] + ":" + r["kernel"] for r in mine if r["model"] and r["category"] in OK
+        )
+        missed = Counter(
+            f"{r['op']}:{r['kernel']} ({r['category']})"
+            for r in mine if r["model"] is None and r["category"] not in OK
+        )  # fmt: skip
+        if lost:
+            lines.append(
+                "Planned by the compiler, rejected by the model: "
+                + ", ".join(f"{k} {v}" for k, v in sorted(lost.items()))
+                + "."
+            )
+        if missed:
+            lines.append(
+                "Accepted by the model, refused by the compiler: "
+                + ", ".join(f"{k} {v}" for k, v in sorted(missed.items()))
+                + "."
+            )
+        errors = defaultdict(Counter)
+        for r in mine:
+            if r["category"] not in OK and not r["category"].endswith("overflow"):
+                errors[f"{r['op']}:{r['kernel']}"][f"{r['category']}: {r['message'][:120]}"] += 1
+        if errors:
+            lines += ["", "Compile errors other than memory:", ""]
+            for kernel, messages in sorted(errors.items()):
+                for message, count in messages.most_common():
+                    lines.append(f"- {kernel}: {count} x `{message}`")
+        compiled = [r["seconds"] for r in mine if not r["cached"] and r["seconds"] > 0]
+        if compiled:
+            lines += ["", f"{len(mine)} configs, {len(compiled)} compiled in this run: median "
+                      f"{statistics.median(compiled):.2f} s, p90 "
+                      f"{statistics.quantiles(compiled, n=10)[-1]:.2f} s per compile."]  # fmt: skip
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--part", choices=("space", "cases"), default="space")
+    parser.add_argument(
+        "--socs", default=None, help="comma-separated (space: 910B,950PR; cases: all four)"
+    )
+    parser.add_argument("--op", action="append", help="only these ops (repeatable)")
+    parser.add_argument("--db", default="sqlite:///ascend_compiles.db")
+    parser.add_argument("--out", help="JSON lines, appended")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--timeout", type=float, default=300.0)
+    parser.add_argument(
+        "--summary", nargs="+", metavar="ROWS", help="print the tables of these rows"
+    )
+    args = parser.parse_args()
+    if args.summary:
+        print(summary(args.summary))
+        return
+    if not args.out:
+        parser.error("--out is needed to compile")
+    args.socs = args.socs or ("910B,950PR" if args.part == "space" else ",".join(COMPILE_TARGETS))
+    run(args)
+
+
+if __name__ == "__main__":
+    main()
