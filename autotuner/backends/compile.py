@@ -9,12 +9,13 @@ Without a device, an Ascend compile drives triton-ascend's real pipeline (TTIR -
 `triton-adapter-opt`, then bishengir-compile) with the compiler target supplied here: triton-ascend
 reads it from CANN (`NPUDriver.get_current_target`, and `NPUUtils().get_arch()` inside
 `linalg_to_bin_enable_npu_compile_A2_A3`; Ascend/triton-ascend v3.2.0,
-python/triton/backends/ascend/{driver,compiler}.py). For the 950 family the launch adds
-`compile_on_910_95=True`, which sends 3.2.0 through `linalg_to_bin_enable_npu_compile_910_95`, with
-the other `NPUOptions` defaults a 950 build has (`multibuffer` and `enable_auto_bind_sub_block`
-off, `enable_select_analysis` on: each `not`/`is_compile_on_910_95`, compiler.py), and runs
-ascendnpu-ir's `bishengir-compile-a5` under the name triton-ascend looks for
-(`_get_npucompiler_path`, utils.py). Every such compile then stops at CANN's code generator
+python/triton/backends/ascend/{driver,compiler}.py). Each launch names the `NPUOptions` that
+depend on the chip family as a build for that family has them: for the 950, `compile_on_910_95`
+(which sends 3.2.0 through `linalg_to_bin_enable_npu_compile_910_95`) and `enable_select_analysis`
+on, `multibuffer` and `enable_auto_bind_sub_block` off (each `not`/`is_compile_on_910_95`,
+compiler.py; 3.2.0 hard-codes False, the 3.5 line detects the chip), the reverse for A2/A3; and
+ascendnpu-ir's `bishengir-compile-a5` runs under the only name triton-ascend looks for
+(`_get_npucompiler_path`, utils.py). The config's own launch options come on top. Every such compile then stops at CANN's code generator
 `hivmc`: reaching it means the whole BiShengIR pipeline, memory planning included, accepted the
 kernel (`compile_verdict.PLANNED`). That is not a run: no code was generated, nothing ran on a chip.
 """
@@ -66,6 +67,9 @@ BINARIES = {
 INSTALL = "pip install 'autotune[ascend-compile]' (triton-ascend 3.2.0 and ascendnpu-ir 1.2.0)"
 _PRINT_MEMORY = "--enable-print-memory-allocated-size"
 _PLAN_FILE = "module.hivm.opt.mlir"
+#: Variables that change what triton-ascend asks of the compiler (`--disable-ffts`,
+#: `--enable-auto-blockify-loop`; utils.py `force_disable_ffts`, `_is_auto_map_parallel_blocks_enabled`).
+_COMPILE_ENVIRONMENT = ("TRITON_DISABLE_FFTS", "TRITON_ALL_BLOCKS_PARALLEL")
 
 
 @dataclass(frozen=True)
@@ -200,14 +204,24 @@ def activate(compiler: AscendCompiler | None) -> None:
         os.environ.pop("ENABLE_PRINT_UB_BITS", None)
     log = CompilerLog(compiler.binary)
     driver.set_active(_TargetDriver(compiler.target))
-    stages = triton_backends.backends["ascend"].compiler.add_stages
-    stages.__globals__["NPUUtils"] = lambda: types.SimpleNamespace(get_arch=lambda: compiler.target)
+    backend = triton_backends.backends["ascend"].compiler.add_stages.__globals__
+    backend["NPUUtils"] = lambda: types.SimpleNamespace(get_arch=lambda: compiler.target)
+    # Each compile asks the binary for its --help twice (which output file name, which pipeline
+    # flag: utils.py, `_check_bishengir_api_change`, `_check_bishengir_is_regbased`), as long as
+    # the rest of a small compile; the answer cannot change within a process.
+    for name in ("_check_bishengir_api_change", "_check_bishengir_is_regbased"):
+        backend[name] = functools.cache(backend[name])
     in_950 = compiler.soc in triton_ascend.FAMILY_950
-    options = (
-        {"compile_on_910_95": True, "multibuffer": False, "enable_auto_bind_sub_block": False,
-         "enable_select_analysis": True}
-        if in_950 else {}
-    )  # fmt: skip
+    if in_950:
+        # The 3.5 line never uses FFTS on the 950 (Ascend/triton-ascend e4747419d, "blacklist
+        # Ascend 910_95 arch for FFTS"); 3.2.0 leaves it to TRITON_DISABLE_FFTS.
+        os.environ["TRITON_DISABLE_FFTS"] = "1"
+    options = {
+        "compile_on_910_95": in_950,
+        "multibuffer": not in_950,
+        "enable_auto_bind_sub_block": not in_950,
+        "enable_select_analysis": in_950,
+    }
     _session = _Session(compiler, log, options)
 
 
@@ -341,7 +355,8 @@ def compile_key(op: OpSpec, kernel: KernelSpec, inputs: Tensors, config: Config)
         op.launch(kernel.name, inputs, config)
     assert _session is not None
     compiler = _session.compiler
-    identity = [*launches.keys, compiler.describe() if compiler else "device"]
+    environment = [os.environ.get(name, "") for name in _COMPILE_ENVIRONMENT]
+    identity = [*launches.keys, compiler.describe() if compiler else "device", *environment]
     return hashlib.sha256(json.dumps(identity).encode()).hexdigest()
 
 
