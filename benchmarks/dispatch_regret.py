@@ -43,7 +43,7 @@ import optuna
 from optuna.trial import TrialState
 
 from autotuner.atk.generated_block import read_frozen
-from autotuner.backends import get_backend
+from autotuner.backends import SocProfile, get_backend
 from autotuner.measure.environment import run_header
 from autotuner.search import runner
 from autotuner.search.space import config_key
@@ -221,15 +221,7 @@ def benchmark(op: str, kernel: str, args: argparse.Namespace, sink, recorded) ->
     kind = runner.case_kind(backend)
     drawn = held_out(spec, entries, kind, args.shapes, args.seed)
     for case in [c for i, c in enumerate(drawn) if args.which is None or i in args.which]:
-        plan = Plan.make(
-            spec,
-            spec.kernel(kernel),
-            case,
-            backend.soc,
-            backend.launch_options,
-            backend.limits,
-            1.0,
-        )
+        plan = Plan.make(spec, spec.kernel(kernel), case, backend.soc, SocProfile.of(backend), 1.0)
         shape, default = dict(case.shape), port.default_config(kernel, dict(case.shape))
         picks = {
             "before": current_pick(earlier, backend.soc, kernel, shape, case.dtype, default),

@@ -31,6 +31,7 @@ os.environ.setdefault("TRITON_INTERPRET", "1")  # no device needed to import the
 import optuna  # noqa: E402
 from recorded_tables import case_of, read_rows, siblings_of  # noqa: E402
 
+from autotuner.backends import SocProfile  # noqa: E402
 from autotuner.search import warm_starts  # noqa: E402
 from autotuner.search.sampler import STRATEGIES, SearchSampler  # noqa: E402
 from autotuner.search.space import config_key  # noqa: E402
@@ -55,7 +56,12 @@ def replay(
     spec = get_op(row["op"])
     case = case_of(row)
     plan = Plan.make(
-        spec, spec.kernel(row["kernel"]), case, "replay", LAUNCH_OPTIONS, limits, fraction
+        spec,
+        spec.kernel(row["kernel"]),
+        case,
+        "replay",
+        SocProfile(LAUNCH_OPTIONS, limits, {}),
+        fraction,
     )
     starts = (
         warm_starts.choose(

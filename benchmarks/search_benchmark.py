@@ -45,7 +45,7 @@ import recorded_tables
 from filelock import FileLock
 from optuna.trial import TrialState
 
-from autotuner.backends import get_backend
+from autotuner.backends import SocProfile, get_backend
 from autotuner.measure.environment import run_header
 from autotuner.search import runner, warm_starts
 from autotuner.search.sampler import STRATEGIES
@@ -64,16 +64,7 @@ def plan_for(op: str, kernel: str, case_name: str, soc: str) -> Plan:
     backend = get_backend(soc)
     spec = get_op(op)
     case = spec.case(case_name, case_kind(soc))
-    return Plan.make(
-        spec,
-        spec.kernel(kernel),
-        case,
-        backend.soc,
-        backend.launch_options,
-        backend.limits,
-        1.0,
-        backend.option_defaults,
-    )
+    return Plan.make(spec, spec.kernel(kernel), case, backend.soc, SocProfile.of(backend), 1.0)
 
 
 def autotuned_launch(

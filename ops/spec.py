@@ -62,6 +62,12 @@ class Tunable:
     #: The value a launch that leaves this option out gets (the compiler's own default), for the
     #: options upstream's default config cannot name; None where the default config names it.
     default: int | str | None = None
+    #: (another tunable, its value): this one is read only while the other has that value; a
+    #: config where it is not read holds it at its default (the others would compile alike).
+    read_only_when: tuple[str, int | str] | None = None
+    #: Where the tunable and its values come from (a launch option: the document or file of the
+    #: toolchain, at a commit); "" for the port's own constexprs.
+    source: str = ""
 
 
 #: triton-ascend's `multibuffer` launch option: double-buffer the tiles a loop moves by DMA
@@ -71,14 +77,33 @@ class Tunable:
 #: (Ascend/triton-ascend, ascend/backend/compiler.py at v3.2.0): on for the 910B and 910_93, off
 #: on the 950. `default` here is the A2/A3 one; an NPU backend sets its soc's
 #: (`Backend.option_defaults`).
-MULTIBUFFER = Tunable("multibuffer", (False, True), launch_option=True, default=True)
+MULTIBUFFER = Tunable(
+    "multibuffer",
+    (False, True),
+    launch_option=True,
+    default=True,
+    source="NPUOptions.multibuffer, Ascend/triton-ascend v3.2.0 ascend/backend/compiler.py",
+)
 #: Ascend SIMT mode (`--npu-mode simt`): the warp counts triton-ascend's own tuner tries there
 #: (`_expand_simt_num_warps_configs`, third_party/ascend/backend/runtime/autotuner.py on main), and
 #: its `NPUOptions.num_warps` default, 32, for a default config whose warp count is not one of them.
-SIMT_WARPS = Tunable("num_warps", (8, 16, 32, 64), launch_option=True, default=32)
+SIMT_WARPS = Tunable(
+    "num_warps",
+    (8, 16, 32, 64),
+    launch_option=True,
+    default=32,
+    source="_expand_simt_num_warps_configs, Ascend/triton-ascend main "
+    "third_party/ascend/backend/runtime/autotuner.py",
+)
 #: The option that makes triton-ascend compile a kernel as SIMT code, passing `num_warps` to
 #: bishengir-compile (`compile_mode="simt_only"`; SIMD, the default, never reads num_warps).
-SIMT_ONLY = Tunable("compile_mode", ("simt_only",), launch_option=True, default="simt_only")
+SIMT_ONLY = Tunable(
+    "compile_mode",
+    ("simt_only",),
+    launch_option=True,
+    default="simt_only",
+    source="NPUOptions.compile_mode, Ascend/triton-ascend v3.2.0 ascend/backend/compiler.py",
+)
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,7 @@ class Base(DeclarativeBase):
     type_annotation_map = {
         dict[str, Any]: JSON,
         list[float]: JSON,
+        list[str]: JSON,
         datetime: UTCDateTime(),
     }
 
@@ -110,6 +111,10 @@ class StudyRecord(Base):
     #: Compiler and runtime versions and the launchers' hash it ran under
     #: (autotuner.measure.toolchain).
     toolchain: Mapped[dict[str, Any] | None]
+    #: How an Ascend soc compiled its configs (simd, simt) and the compiler options it searched
+    #: beyond multibuffer; "simd" and none elsewhere. Another mode or options: another space.
+    npu_mode: Mapped[str] = mapped_column(String(32), default="simd", server_default="simd")
+    npu_options: Mapped[list[str] | None] = mapped_column(default=list)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     #: Outcome of the interleaved re-timing: winner, default, their numbers, beats_default.
     verdict: Mapped[dict[str, Any] | None]

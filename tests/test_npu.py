@@ -148,7 +148,7 @@ def test_a_950pr_is_found_and_described(npu950):
         vector_cores=64,
     )
     assert backend.launch_options == {"multibuffer"}  # SIMD: num_warps does nothing
-    assert backend.option_defaults == {"multibuffer": False}  # the compiler's default on a 950
+    assert backend.option_defaults["multibuffer"] is False  # the compiler's default on a 950
     assert backend.device == torch.device("cpu", 0)
     assert os.environ["TRITON_INTERPRET"] == "0"  # compiled kernels, as on a GPU
     assert isinstance(get_backend(), NpuBackend)  # the accelerator found, when none is named
@@ -208,7 +208,7 @@ def test_devices_of_several_socs_and_missing_core_counts(monkeypatch):
     assert backend.limits.unified_buffer_bytes == 192 * KIB
     assert backend.limits.l0c_bytes == 128 * KIB
     assert backend.launch_options == {"multibuffer"}
-    assert backend.option_defaults == {"multibuffer": True}
+    assert backend.option_defaults["multibuffer"] is True
     with pytest.raises(UserError, match="soc '950PR' needs an Ascend NPU; this machine has: ") as e:
         get_backend("950PR")
     assert "Ascend910B2 (soc 910B), Ascend910_9391 (soc 910_93)" in str(e.value)
@@ -222,21 +222,23 @@ def test_an_unknown_ascend_device_runs_without_a_unified_buffer_check(monkeypatc
     assert backend.launch_options == {"multibuffer"}
 
 
-def test_a_950_is_refused_by_a_triton_ascend_that_cannot_build_for_it(monkeypatch):
-    """triton-ascend 3.2.0 hard-codes compile_on_910_95 = False (ascend/backend/compiler.py)."""
+def test_a_950_is_refused_by_a_triton_ascend_that_cannot_run_on_it(monkeypatch):
+    """triton-ascend 3.2.0 hard-codes compile_on_910_95 = False (ascend/backend/compiler.py) and
+    its runtime is not known to launch on a 950; it compiles for one (`space --compile`)."""
     pypi = TritonAscend("3.2.0", targets_950=False, multibuffer=True, has_compile_mode=True)
     install(monkeypatch, ["Ascend950PR_9599"], compiler=pypi)
     with pytest.raises(UserError) as refused:
         get_backend("950PR")
     message = str(refused.value)
-    assert message.startswith("triton-ascend 3.2.0 cannot compile for the 950PR: it builds for ")
-    assert "the 950 needs triton-ascend's 3.5 line" in message and "\n" not in message
+    assert message.startswith("triton-ascend 3.2.0 does not run on the 950PR: it detects no 950 ")
+    assert "space --compile" in message and "\n" not in message
+    assert "running on it needs triton-ascend's 3.5 line" in message
 
 
 def test_a_910b_with_the_pypi_triton_ascend_runs_and_no_triton_ascend_is_named(monkeypatch):
     pypi = TritonAscend("3.2.0", targets_950=False, multibuffer=True, has_compile_mode=True)
     install(monkeypatch, ["Ascend910B2"], compiler=pypi)
-    assert get_backend("910B").option_defaults == {"multibuffer": True}
+    assert get_backend("910B").option_defaults["multibuffer"] is True
     monkeypatch.setattr(triton_ascend, "installed", lambda: None)
     with pytest.raises(UserError, match=r"triton-ascend is not installed \(pip install"):
         get_backend("910B")

@@ -10,16 +10,14 @@ import sys
 import pytest
 from optuna.trial import create_trial
 
-from autotuner.backends import compile_verdict, triton_ascend
+from autotuner.backends import compile_verdict, soc_profile
+from autotuner.backends.compile_verdict import classify, short
 from autotuner.backends.npu import (
-    npu_launch_options,
     npu_limits,
-    npu_option_defaults,
 )
 from autotuner.search.settle import retime_candidates
 from autotuner.search.space import config_key
 from autotuner.search.study import Plan
-from autotuner.backends.compile_verdict import classify, short
 from core.limits import DeviceLimits
 from ops import all_ops, get_op
 from ops.spec import cube_bytes
@@ -67,14 +65,7 @@ def test_jagged_to_padded_dense_tile_bytes_by_hand():
 
 def plan_on(soc: str, spec, kernel: str, case: str) -> Plan:
     return Plan.make(
-        spec,
-        spec.kernel(kernel),
-        spec.case(case, "performance"),
-        soc,
-        npu_launch_options(),
-        npu_limits(soc),
-        48,
-        npu_option_defaults(soc),
+        spec, spec.kernel(kernel), spec.case(case, "performance"), soc, soc_profile(soc), 48
     )
 
 

@@ -8,11 +8,11 @@ from optuna.distributions import CategoricalDistribution
 from optuna.trial import TrialState, create_trial
 
 from autotuner.backends import npu as npu_module
+from autotuner.backends import soc_profile
 from autotuner.backends.cuda import CudaBackend
 from autotuner.backends.npu import (
     npu_launch_options,
     npu_limits,
-    npu_option_defaults,
 )
 from autotuner.search.space import config_key, space_for
 from autotuner.search.study import Plan
@@ -105,10 +105,7 @@ def test_the_npu_default_is_upstreams_plus_the_compilers_multibuffer():
         ("910B", {"BLOCK_T": 32, "BLOCK_L": 32, "multibuffer": True}),
         ("950PR", {"BLOCK_T": 32, "BLOCK_L": 32, "multibuffer": False}),
     ]:
-        plan = Plan.make(
-            FA, FA.kernel("fwd"), case, soc, npu_launch_options(), npu_limits(soc), 48,
-            npu_option_defaults(soc),
-        )  # fmt: skip
+        plan = Plan.make(FA, FA.kernel("fwd"), case, soc, soc_profile(soc), 48)
         assert plan.default == default and plan.default in plan.feasible
         assert plan.default_violation is None
 

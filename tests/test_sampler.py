@@ -8,6 +8,7 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
+from autotuner.backends import SocProfile
 from autotuner.search import warm_starts
 from autotuner.search.sampler import Choice, SearchSampler
 from autotuner.search.space import config_key
@@ -30,8 +31,9 @@ def quiet():
 
 def plan_of(kernel="fwd", case="b1024_n256_d128_t128_bf16", trials=0.5):
     return Plan.make(
-        FA, FA.kernel(kernel), FA.case(case, "performance"), "H200", CUDA_OPTIONS, H200, trials
-    )
+        FA, FA.kernel(kernel), FA.case(case, "performance"), "H200",
+        SocProfile(CUDA_OPTIONS, H200, {}), trials,
+    )  # fmt: skip
 
 
 def bowl(plan, centre):

@@ -4,6 +4,7 @@ import json
 import pytest
 from optuna.distributions import IntDistribution
 
+from autotuner.backends import SocProfile
 from autotuner.search.space import config_key, space_for
 from autotuner.search.study import Plan
 from core.limits import DeviceLimits
@@ -56,7 +57,7 @@ def test_gpu_plans_are_those_of_the_kernels_without_ascend_options(spec):
         for kernel in spec.kernels:
             assert "multibuffer" in {t.name for t in kernel.tunables}
             now, before = (
-                Plan.make(spec, k, case, "H200", CUDA_OPTIONS, limits, 48)
+                Plan.make(spec, k, case, "H200", SocProfile(CUDA_OPTIONS, limits, {}), 48)
                 for k in (kernel, without_multibuffer(kernel))
             )
             assert now.space.tunables == before.space.tunables
@@ -74,7 +75,11 @@ def test_gpu_feasible_space_sizes_of_the_attention():
     limits = DeviceLimits(shared_memory_bytes=232448)
     sizes = {
         kernel: [
-            len(Plan.make(FA, FA.kernel(kernel), case, "H200", CUDA_OPTIONS, limits, 48).feasible)
+            len(
+                Plan.make(
+                    FA, FA.kernel(kernel), case, "H200", SocProfile(CUDA_OPTIONS, limits, {}), 48
+                ).feasible
+            )
             for case in FA.cases("performance")
         ]
         for kernel in ("fwd", "bwd_dk")
@@ -150,9 +155,8 @@ def test_pattern_moves_rank_pairs_of_all_neighbours_by_additive_prediction():
 
 def test_plan_box_and_static_rejections():
     case = FA.case("b2048_n512_d256_t32_bf16", "performance")
-    plan = Plan.make(
-        FA, FWD, case, "H200", CUDA_OPTIONS, DeviceLimits(shared_memory_bytes=232448), 0.25
-    )
+    limits = DeviceLimits(shared_memory_bytes=232448)
+    plan = Plan.make(FA, FWD, case, "H200", SocProfile(CUDA_OPTIONS, limits, {}), 0.25)
     # T=32: BLOCK_T above 32 only computes padding, so the box stops at 32.
     assert next(t.values for t in plan.space.tunables if t.name == "BLOCK_T") == (16, 32)
     assert {c["BLOCK_T"] for c in plan.feasible} == {16, 32}

@@ -22,6 +22,9 @@ import jinja2
 from core.errors import UserError
 from ops import all_ops
 
+from ..backends import npu_options
+from ..backends.cuda import CudaBackend
+from ..backends.npu import npu_launch_options
 from ..backends.socs import SOC_PATTERNS, VENDOR_WORDS
 from .pyliteral import format_literal
 
@@ -29,12 +32,16 @@ BEGIN_MARKER = (
     "# >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>"
 )
 END_MARKER = "# <<< autotune generated block <<<"
-#: Launch options each device type understands; constexpr tunables are the BLOCK_* names. On an
-#: NPU, num_warps goes only with compile_mode="simt_only" (SIMT code, `--npu-mode simt`):
-#: triton-ascend's SIMD code never reads it (autotuner.backends.npu).
+#: Launch options each device type understands, as the backends name them; constexpr tunables
+#: are the BLOCK_* names. On an NPU, num_warps goes only with compile_mode="simt_only" (SIMT code,
+#: `--npu-mode simt`): triton-ascend's SIMD code never reads it (autotuner.backends.npu); the
+#: compiler options are those a search may vary (`autotuner.backends.npu_options`).
 LAUNCH_OPTIONS = {
-    "cuda": ("num_warps", "num_stages"),
-    "npu": ("multibuffer", "num_warps", "compile_mode"),
+    "cuda": tuple(sorted(CudaBackend.launch_options)),
+    "npu": (
+        *sorted(npu_launch_options("simd") | npu_launch_options("simt")),
+        *npu_options.OPTIONS,
+    ),
 }
 
 #: The helpers of the template that only some ports call, in the order the template has them.

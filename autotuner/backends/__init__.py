@@ -4,11 +4,13 @@ device found here."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from core.errors import UserError
 from core.limits import DeviceLimits
 
+from . import npu_options as npu_options_module
+from . import triton_ascend
 from .base import Backend, Timing
 from .cpu import CpuBackend
 from .cuda import SHARED_MEMORY_PER_BLOCK_OPTIN, CudaBackend
@@ -70,19 +72,44 @@ class SocProfile:
     launch_options: frozenset[str]
     limits: DeviceLimits
     option_defaults: dict[str, int | str]
+    #: Compiler options this soc's searches cannot vary, and why (Ascend: `npu_options`).
+    left_out: dict[str, str] = field(default_factory=dict)
+    #: How an Ascend soc compiles (`NPU_MODES`); "simd" elsewhere.
+    mode: str = "simd"
+
+    @classmethod
+    def of(cls, backend: Backend) -> SocProfile:
+        """What a search on a backend's device may vary and must respect."""
+        return cls(
+            backend.launch_options,
+            backend.limits,
+            dict(backend.option_defaults),
+            mode=getattr(backend, "mode", "simd"),
+        )
+
+    @property
+    def compiler_options(self) -> frozenset[str]:
+        """The compiler options a search varies beyond multibuffer (`--npu-options`)."""
+        return self.launch_options & frozenset(npu_options_module.OPTIONS)
 
 
-def soc_profile(soc: str, npu_mode: str = "simd") -> SocProfile:
-    """The launch options, static limits and option defaults of a known soc in a mode."""
+def soc_profile(soc: str, npu_mode: str = "simd", npu_options: tuple[str, ...] = ()) -> SocProfile:
+    """The launch options, static limits and option defaults of a known soc in a mode, with the
+    compiler options a search chose (`--npu-options`, Ascend only)."""
     if soc not in KNOWN_SOCS:
         raise UserError(f"unknown soc {soc!r}; known socs: {', '.join(KNOWN_SOCS)}")
     if soc in NPU_SOCS:
         check_mode(soc, npu_mode)
+        options = npu_options_module.chosen(soc, npu_options) if npu_mode == "simd" else frozenset()
         return SocProfile(
-            npu_launch_options(npu_mode),
+            npu_launch_options(npu_mode, options),
             npu_limits(soc, npu_mode),
             npu_option_defaults(soc, npu_mode),
+            npu_options_module.left_out(soc, triton_ascend.installed()),
+            npu_mode,
         )
+    if npu_options:
+        raise UserError(f"--npu-options is for an Ascend soc, not {soc!r}")
     if npu_mode != "simd":
         raise UserError(f"--npu-mode {npu_mode} is for an Ascend soc, not {soc!r}")
     if soc == CPU:
@@ -97,9 +124,14 @@ def _compiled() -> None:
         os.environ["TRITON_INTERPRET"] = "0"
 
 
-def get_backend(soc: str | None = None, npu_mode: str = "simd") -> Backend:
+def get_backend(
+    soc: str | None = None, npu_mode: str = "simd", npu_options: tuple[str, ...] = ()
+) -> Backend:
     """The backend for `soc`; None picks the first accelerator found, else the interpreter.
-    `npu_mode` (simd or simt) is how an Ascend NPU compiles; other socs take only "simd"."""
+    `npu_mode` (simd or simt) is how an Ascend NPU compiles, `npu_options` the compiler options
+    its searches vary; other socs take only "simd" and no options."""
+    if npu_options and not is_npu_soc(soc or ""):
+        raise UserError(f"--npu-options is for an Ascend soc, not {soc!r}")
     if npu_mode not in NPU_MODES:
         raise UserError(f"unknown --npu-mode {npu_mode!r}; use one of {', '.join(NPU_MODES)}")
     if npu_mode != "simd" and soc is None:
@@ -120,7 +152,7 @@ def get_backend(soc: str | None = None, npu_mode: str = "simd") -> Backend:
         return CudaBackend(gpu_socs.index(soc))
     if soc in npu_socs:
         _compiled()
-        return NpuBackend(npu_socs.index(soc), npu_mode)
+        return NpuBackend(npu_socs.index(soc), npu_mode, npu_options)
     if soc not in KNOWN_SOCS:
         raise UserError(f"unknown soc {soc!r}; known socs: {', '.join(KNOWN_SOCS)}")
     if soc in NPU_SOCS:

@@ -39,7 +39,7 @@ import torch
 from core.errors import UserError
 from core.limits import DeviceLimits
 
-from . import compile_verdict, triton_ascend
+from . import compile_verdict, npu_options, triton_ascend
 from .base import Backend, Timing
 from .compile import prints_memory
 from .compiler_log import compiler_log
@@ -97,16 +97,20 @@ def npu_limits(soc: str, mode: str = "simd") -> DeviceLimits:
     )
 
 
-def npu_launch_options(mode: str = "simd") -> frozenset[str]:
-    """The launch options worth searching in a mode (see the module's docstring)."""
-    return frozenset({"num_warps", "compile_mode"} if mode == "simt" else {"multibuffer"})
+def npu_launch_options(mode: str = "simd", options: frozenset[str] = frozenset()) -> frozenset[str]:
+    """The launch options worth searching in a mode (see the module's docstring): in SIMD mode
+    multibuffer and the compiler `options` a search chose (`npu_options.chosen`); SIMT code
+    goes through no linalg pipeline, so none of those."""
+    if mode == "simt":
+        return frozenset({"num_warps", "compile_mode"})
+    return frozenset({"multibuffer", *options})
 
 
-def npu_option_defaults(soc: str, mode: str = "simd") -> dict[str, bool]:
+def npu_option_defaults(soc: str, mode: str = "simd") -> dict[str, int | str]:
     """What a launch that leaves an option out gets, where the compiler decides it."""
     if mode == "simt":
         return {}
-    return {"multibuffer": triton_ascend.multibuffer_default(soc, triton_ascend.installed())}
+    return npu_options.option_defaults(soc)
 
 
 def npu_soc(device_name: str) -> str:
@@ -167,7 +171,7 @@ class NpuBackend(Backend):
     #: torch's device type of the NPU's tensors (tests stand in "cpu").
     device_type: ClassVar[str] = "npu"
 
-    def __init__(self, index: int = 0, mode: str = "simd") -> None:
+    def __init__(self, index: int = 0, mode: str = "simd", options: tuple[str, ...] = ()) -> None:
         problem = NpuBackend.unavailable()
         if problem:
             raise UserError(f"no Ascend NPU to use: {problem}")
@@ -181,7 +185,7 @@ class NpuBackend(Backend):
         refusal = triton_ascend.cannot_build(self.soc, self.compiler, mode)
         if refusal:
             raise UserError(refusal)
-        self.launch_options = npu_launch_options(mode)
+        self.launch_options = npu_launch_options(mode, npu_options.chosen(self.soc, options))
         self.option_defaults = npu_option_defaults(self.soc, mode)
         props = npu.get_device_properties(index)
         self.limits = dataclasses.replace(

@@ -4,9 +4,15 @@ Read from Ascend/triton-ascend (tag v3.2.0, branch release/3.5.x) and from bishe
 compiler, in Ascend/AscendNPU-IR (tag v1.2.0):
 
 - Which chips: `NPUOptions.compile_on_910_95` (ascend/backend/compiler.py) picks the 950's
-  compile path. 3.2.0, the PyPI release, hard-codes it False: it builds for the 910B and 910_93
-  only. The 3.5 line detects a 950 on the host (PCI device id or `npu-smi`,
-  python/triton/tools/get_ascend_devices.py); it is not on PyPI.
+  compile path. 3.2.0, the PyPI release, hard-codes it False, so by itself it builds for the
+  910B and 910_93 only. Asked per launch (`compile_on_910_95=True`) with ascendnpu-ir's
+  `bishengir-compile-a5` as its compiler, 3.2.0 does compile for the 950: `autotune space
+  --compile` plans 950 configs so (`backends.compile`). Running them is another matter: the 3.2.0
+  runtime detects no 950, and fetches and passes the FFTS address that the 3.5 line stopped using
+  on the 950 (commit e4747419d, "blacklist Ascend 910_95 arch for FFTS"; its launch call itself,
+  `rtKernelLaunch`, is unchanged), so a 3.2.0 launch on a 950 has not been shown to work. The 3.5
+  line (branch release/3.5.x) detects a 950 on the host (PCI device 0xd806 or `npu-smi`,
+  python/triton/tools/get_ascend_devices.py) and sets all of this itself; it is not on PyPI.
 - Multibuffer's default: `NPUOptions.multibuffer = not is_compile_on_910_95`: on for A2/A3, off on
   the 950.
 - SIMD and SIMT: `compile_mode="simd"` (the default) never passes `num_warps` to the compiler;
@@ -43,6 +49,8 @@ class TritonAscend:
     targets_950: bool
     multibuffer: bool
     has_compile_mode: bool
+    #: The names of its `NPUOptions` fields: the compiler options a launch may set.
+    options: frozenset[str] = frozenset()
 
 
 def installed() -> TritonAscend | None:
@@ -59,6 +67,7 @@ def installed() -> TritonAscend | None:
         targets_950=bool(fields["compile_on_910_95"].default),
         multibuffer=bool(fields["multibuffer"].default),
         has_compile_mode="compile_mode" in fields,
+        options=frozenset(fields),
     )
 
 
@@ -77,9 +86,11 @@ def cannot_build(soc: str, compiler: TritonAscend | None, mode: str = "simd") ->
     wants_950 = soc in FAMILY_950
     if wants_950 and not compiler.targets_950:
         return (
-            f"triton-ascend {compiler.version} cannot compile for the {soc}: it builds for the "
-            f"910B and 910_93 only (NPUOptions.compile_on_910_95 is False); the 950 needs "
-            f"{NEEDED_FOR_950}"
+            f"triton-ascend {compiler.version} does not run on the {soc}: it detects no 950 "
+            f"(NPUOptions.compile_on_910_95 is False) and its runtime is not known to launch on "
+            f"one (it passes the FFTS address the 3.5 line dropped for the 950); compiling for "
+            f"the {soc} works without the chip (`autotune space --compile`); running on it "
+            f"needs {NEEDED_FOR_950}"
         )
     if compiler.targets_950 and not wants_950:
         return (

@@ -7,7 +7,15 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from .common import DbOption, DeviceOption, NpuModeOption, console, database_of
+from .common import (
+    DbOption,
+    DeviceOption,
+    NpuModeOption,
+    NpuOptionsOption,
+    console,
+    database_of,
+    npu_option_names,
+)
 
 
 def space(
@@ -18,6 +26,7 @@ def space(
     ],
     soc: DeviceOption,
     npu_mode: NpuModeOption = "simd",
+    npu_options: NpuOptionsOption = "",
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     compile_: Annotated[
         bool,
@@ -40,7 +49,15 @@ def space(
 
     database = database_of(db) if compile_ else None
     report = describe(
-        op, kernel, case, soc, npu_mode, compile_with=database, jobs=jobs, timeout_s=timeout
+        op,
+        kernel,
+        case,
+        soc,
+        npu_mode,
+        npu_option_names(npu_options),
+        compile_with=database,
+        jobs=jobs,
+        timeout_s=timeout,
     )
     print(json.dumps(report) if as_json else render(report))
 

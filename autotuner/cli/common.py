@@ -26,6 +26,21 @@ NpuModeOption = Annotated[
         help="Ascend only: simd (the default) or simt (950 family: compile_mode=simt_only, warps searched).",
     ),
 ]
+NpuOptionsOption = Annotated[
+    str,
+    typer.Option(
+        "--npu-options",
+        help="Ascend SIMD only: compiler options to search beside the tiles and multibuffer, "
+        "comma-separated, or all (`autotune space` lists those of a kernel; default: none).",
+    ),
+]
+
+
+def npu_option_names(text: str) -> tuple[str, ...]:
+    """`--npu-options unit_flag,tile_mix_cube_loop` as names (checked by the backend)."""
+    return tuple(name.strip() for name in text.split(",") if name.strip())
+
+
 DbOption = Annotated[
     str | None,
     typer.Option(help="Database URL (default: AUTOTUNE_DB, else sqlite:///autotune.db)."),

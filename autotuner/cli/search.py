@@ -15,11 +15,13 @@ from ..measure.numbers import short_number
 from .common import (
     DbOption,
     NpuModeOption,
+    NpuOptionsOption,
     SocOption,
     config_text,
     console,
     database_of,
     err_console,
+    npu_option_names,
     quiet_interpreter,
 )
 
@@ -112,6 +114,7 @@ def run(
     ] = "local",
     quiet: Annotated[bool, typer.Option("--quiet", help="No live display and no table.")] = False,
     npu_mode: NpuModeOption = "simd",
+    npu_options: NpuOptionsOption = "",
     request: CaseRequest = NO_REQUEST,
 ) -> None:
     """Search launch configs: one Optuna study per (kernel, case, soc), every trial logged."""
@@ -159,6 +162,7 @@ def run(
         with progress:
             records = runner.run(op, soc, kernels=kernel, cases=case, trials=_parse_trials(trials), db_url=url, seed=seed,
                                  timeout_s=timeout, restart=restart, npu_mode=npu_mode, request=request,
+                                 npu_options=npu_option_names(npu_options),
                                  force=force, sampler=sampler, on_study=on_study,
                                  on_progress=on_progress)  # fmt: skip
     except KeyboardInterrupt:

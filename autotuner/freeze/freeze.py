@@ -18,7 +18,7 @@ from typing import Any
 import optuna
 from filelock import FileLock
 from optuna.trial import TrialState
-from sqlalchemy import or_, select
+from sqlalchemy import select
 
 from core.errors import UserError
 from core.files import write_files
@@ -32,7 +32,7 @@ from ..atk.generated_block import read_frozen, replace_block
 from ..backends.socs import CPU
 from ..baseline.baseline import chosen_gpu_soc, gpu_baseline
 from ..cases.store import kind_for, user_cases
-from ..search.study import kernel_source_hash, optuna_storage, study_name
+from ..search.study import kernel_source_hash, optuna_storage
 
 #: A study needs this many completed trials (or its whole feasible space) before it is frozen;
 #: `--force` freezes it anyway.
@@ -103,13 +103,11 @@ def collect(
         for kernel in spec.kernels:
             source = kernel_source_hash(spec, kernel)
             for case in cases or _cases(spec, soc, db):
-                record = newest_study(
-                    session, study_name(spec.name, kernel.name, case, soc, source)
-                )
-                if record is None:
+                records = newest_studies(session, spec.name, kernel.name, case.name, soc, source)
+                if not records:
                     untuned.append(f"{kernel.name} {case.name}")
                     continue
-                entry = _entry(session, storage, record, kernel.name, case, force)
+                entry = _entry(session, storage, fastest(records), kernel.name, case, force)
                 entry.numbers.update(_gpu_baseline(session, spec, kernel.name, case.name, gpu_soc))
                 entries.append(entry)
     if not entries:
@@ -119,14 +117,44 @@ def collect(
     return entries, untuned
 
 
-def newest_study(session, name: str) -> StudyRecord | None:
-    """The newest study of a (op, kernel, case, soc, kernel source), whatever its toolchain."""
+def newest_studies(
+    session, op: str, kernel: str, case: str, soc: str, source_hash: str
+) -> list[StudyRecord]:
+    """The newest study of each space (NPU mode and compiler options) of an (op, kernel, case,
+    soc, kernel source), whatever its toolchain; newest first."""
     query = select(StudyRecord).where(
-        or_(StudyRecord.name == name, StudyRecord.name.like(f"{name}/tc-%"))
+        StudyRecord.op == op,
+        StudyRecord.kernel == kernel,
+        StudyRecord.case_name == case,
+        StudyRecord.soc == soc,
+        StudyRecord.source_hash == source_hash,
     )
-    return session.scalars(
+    newest: dict[tuple, StudyRecord] = {}
+    for record in session.scalars(
         query.order_by(StudyRecord.created_at.desc(), StudyRecord.id.desc())
-    ).first()
+    ):
+        newest.setdefault((record.npu_mode, tuple(record.npu_options or ())), record)
+    return list(newest.values())
+
+
+def fastest(records: list[StudyRecord]) -> StudyRecord:
+    """Of the studies of one (kernel, case, soc) in several spaces (SIMD and SIMT code, say), the
+    one whose verified winner re-timed fastest; the newest where none has a verdict yet (freezing
+    it then says so). The winners of different modes were re-timed in their own runs, each
+    interleaved with its own default, on the same soc."""
+    settled = [r for r in records if r.verdict]
+    return min(settled, key=_winner_ms) if settled else records[0]
+
+
+def _winner_ms(record: StudyRecord) -> float:
+    verdict = record.verdict or {}
+    retimed = _retimed_winner(verdict)
+    return retimed["median_ms"] if retimed else verdict["winner_median_ms"]
+
+
+def _retimed_winner(verdict: dict[str, Any]) -> dict[str, Any] | None:
+    """The winner's numbers from the settlement's interleaved re-timing, where it was re-timed."""
+    return next((r for r in verdict.get("retimed", []) if r["config"] == verdict["winner"]), None)
 
 
 def _entry(session, storage, record: StudyRecord, kernel: str, case, force: bool) -> Entry:
@@ -148,7 +176,7 @@ def _entry(session, storage, record: StudyRecord, kernel: str, case, force: bool
             f"study {record.name} has {len(complete)} completed trials, fewer than the minimum {needed}; tune more or freeze with --force"
         )
     winner = next((t for t in complete if t.number == verdict["winner_trial"]), None)
-    retimed = next((r for r in verdict["retimed"] if r["config"] == verdict["winner"]), None)
+    retimed = _retimed_winner(verdict)
     run_id = winner.user_attrs.get("run_id") if winner else None
     run = session.get(Run, run_id) if run_id else None
     numbers = {

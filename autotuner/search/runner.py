@@ -17,7 +17,7 @@ from ops.spec import Case, KernelSpec, OpSpec
 from storage import Database, Run, StudyRecord, open_database
 from storage.models import utcnow
 
-from ..backends import Backend, get_backend
+from ..backends import Backend, SocProfile, get_backend
 from ..cases.options import NO_REQUEST, CaseRequest
 from ..cases.store import kind_for, user_cases
 from ..measure.environment import environment
@@ -126,6 +126,7 @@ def run(
     timeout_s: float,
     restart: bool = False,
     npu_mode: str = "simd",
+    npu_options: tuple[str, ...] = (),
     request: CaseRequest = NO_REQUEST,
     extra: list[Case] = (),  # type: ignore[assignment]
     force: bool = False,
@@ -140,7 +141,7 @@ def run(
         )
     if sampler not in STRATEGIES:
         raise UserError(f"unknown --sampler {sampler!r}; use one of {', '.join(STRATEGIES)}")
-    backend = get_backend(soc, npu_mode)
+    backend = get_backend(soc, npu_mode, npu_options)
     spec = get_op(op)
     # Asked cases, checked before anything is written; `extra`: cases tuned but not kept as the
     # op's user cases (a benchmark's held-out shapes).
@@ -154,10 +155,8 @@ def run(
             kernel,
             case,
             backend.soc,
-            backend.launch_options,
-            backend.limits,
+            SocProfile.of(backend),
             trials,
-            backend.option_defaults,
             chain,
             sampler,
         )

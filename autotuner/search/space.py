@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from optuna.distributions import BaseDistribution, CategoricalDistribution, IntDistribution
 
 from core.limits import DeviceLimits
+from ops.npu_tunables import MIXED_CV_OPTIONS
 from ops.spec import SIMT_ONLY, SIMT_WARPS, Case, Config, KernelSpec, Tunable
 
 
@@ -36,6 +37,12 @@ def _is_pow2_run(values: tuple[int, ...]) -> bool:
 
 def _is_int_run(values: tuple[int, ...]) -> bool:
     return _are_ints(values) and list(values) == list(range(values[0], values[0] + len(values)))
+
+
+def _unread(tunable: Tunable, config: Config) -> bool:
+    """`tunable` is off its default in a config where the compiler does not read it."""
+    other, value = tunable.read_only_when or ("", None)
+    return other in config and config[other] != value and config[tunable.name] != tunable.default
 
 
 def param_name(tunable: Tunable) -> str:
@@ -101,9 +108,14 @@ class SearchSpace:
         }
 
     def configs(self) -> Iterable[Config]:
+        """Every config of the product, less those that only differ from another in a tunable
+        the compiler does not read there (`Tunable.read_only_when`): they would compile alike."""
         names = [t.name for t in self.tunables]
+        inert = [t for t in self.tunables if t.read_only_when]
         for values in itertools.product(*(t.values for t in self.tunables)):
-            yield dict(zip(names, values, strict=True))
+            config = dict(zip(names, values, strict=True))
+            if not any(_unread(t, config) for t in inert):
+                yield config
 
     def around(self, configs: list[Config]) -> SearchSpace:
         """The smallest box of contiguous values per axis that holds `configs`: bounds such as
@@ -189,6 +201,12 @@ class SearchSpace:
         return best
 
 
+def compiler_options(kernel: KernelSpec) -> tuple[Tunable, ...]:
+    """The Ascend compiler options that apply to a kernel: those of mixed cube/vector code for a
+    kernel with `tl.dot` (`ops.npu_tunables`); a vector-only kernel has multibuffer alone."""
+    return MIXED_CV_OPTIONS if kernel.dots is not None else ()
+
+
 def space_for(
     kernel: KernelSpec,
     launch_options: frozenset[str],
@@ -199,7 +217,7 @@ def space_for(
     compiles Ascend SIMT code: its warp counts are triton-ascend's SIMT ones, not the GPU's."""
     simt = SIMT_ONLY.name in launch_options
     tunables = []
-    for t in kernel.tunables:
+    for t in (*kernel.tunables, *compiler_options(kernel)):
         if t.launch_option and t.name not in launch_options:
             continue
         if simt and t.name == SIMT_WARPS.name:

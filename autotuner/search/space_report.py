@@ -10,16 +10,20 @@ from typing import Any
 
 from core.errors import UserError
 from ops import get_op
+from ops.spec import KernelSpec
 from storage import Database
 
-from ..backends import soc_profile
+from ..backends import SocProfile, soc_profile
 from ..backends.compile_verdict import COMPILED, PLANNED
+from ..backends.socs import is_npu_soc
 from .compiles import compile_configs
-from .space import config_key, space_for
+from .space import compiler_options, config_key, space_for
 
 OK = (PLANNED, COMPILED)
 #: What a report's verdicts come from.
-MODEL = "the static model's estimate (tiles against on-chip sizes); --compile asks the compiler"
+MODEL = (
+    "the static constraints, the model's estimate (on an Ascend soc --compile asks the compiler)"
+)
 
 
 def describe(
@@ -28,6 +32,7 @@ def describe(
     case: str,
     soc: str,
     npu_mode: str = "simd",
+    npu_options: tuple[str, ...] = (),
     *,
     compile_with: Database | None = None,
     jobs: int = 2,
@@ -48,13 +53,20 @@ def describe(
         chosen = spec.case(case)
     except ValueError as exc:
         raise UserError(str(exc)) from None
-    profile = soc_profile(soc, npu_mode)
+    profile = soc_profile(soc, npu_mode, npu_options)
     space = space_for(kernel_spec, profile.launch_options, profile.option_defaults)
     default = space.complete(kernel_spec.default(chosen))
     report: dict[str, Any] = {
         "tunables": [
-            {"name": t.name, "values": list(t.values), "default": t.default} for t in space.tunables
-        ],
+            {
+                "name": t.name,
+                "values": list(t.values),
+                "default": t.default,
+                "source": t.source,
+            }
+            for t in space.tunables
+        ],  # fmt: skip
+        "options": _options(kernel_spec, soc, profile),
         "default": {
             "config": default,
             "violation": kernel_spec.violation(default, chosen, profile.limits),
@@ -68,9 +80,17 @@ def describe(
             "rejected": [{"config": c, "reason": reason} for c, reason in rejected],
             "judged_by": MODEL,
         }
+    probes = _probes(report["options"], default)
     verdicts = compile_configs(
-        compile_with, op, kernel, chosen, soc, space.configs(), jobs=jobs, timeout_s=timeout_s
-    )
+        compile_with, op, kernel, chosen, soc, [*space.configs(), *probes], jobs=jobs,
+        timeout_s=timeout_s,
+    )  # fmt: skip
+    for option in report["options"]:
+        if option["state"] != "left out":
+            option["compiled"] = {
+                str(value): verdicts[config_key({**default, option["name"]: value})][1].category
+                for value in option["values"]
+            }
     feasible, rejected = [], []
     for config in space.configs():
         _, result, _ = verdicts[config_key(config)]
@@ -105,6 +125,36 @@ def describe(
     }
 
 
+def _options(kernel: KernelSpec, soc: str, profile: SocProfile) -> list[dict[str, Any]]:
+    """The compiler options that apply to the kernel on an Ascend soc: searched, searchable with
+    `--npu-options`, or left out there and why."""
+    if not is_npu_soc(soc) or profile.mode != "simd":
+        return []
+    out = []
+    for option in compiler_options(kernel):
+        reason = profile.left_out.get(option.name)
+        state = "left out" if reason else (
+            "searched" if option.name in profile.launch_options else "not searched"
+        )  # fmt: skip
+        out.append(
+            {"name": option.name, "values": list(option.values),
+             "default": profile.option_defaults.get(option.name, option.default), "state": state,
+             "why": reason or "", "source": option.source}
+        )  # fmt: skip
+    return out
+
+
+def _probes(options: list[dict[str, Any]], default: dict[str, Any]) -> list[dict[str, Any]]:
+    """The default config with one compiler option at each of its values, for every option the
+    soc lets a search vary: a value no probe plans is no tunable there."""
+    return [
+        {**default, o["name"]: value}
+        for o in options
+        if o["state"] != "left out"
+        for value in o["values"]
+    ]
+
+
 def _compiler_name(soc: str) -> str:
     from ..backends.compile import ascend_compiler
 
@@ -124,7 +174,22 @@ def render(report: dict[str, Any]) -> str:
     lines = [f"judged by {report['judged_by']}", "tunables:"]
     for t in report["tunables"]:
         default = "" if t["default"] is None else f" (default when not named: {t['default']})"
-        lines.append(f"  {t['name']}: {', '.join(map(str, t['values']))}{default}")
+        source = f"; {t['source']}" if t["source"] else ""
+        lines.append(f"  {t['name']}: {', '.join(map(str, t['values']))}{default}{source}")
+    if report["options"]:
+        lines.append("compiler options of this kernel here (search more with --npu-options):")
+        for o in report["options"]:
+            why = f": {o['why']}" if o["why"] else ""
+            compiled = o.get("compiled")
+            planned = (
+                f"; compiled on the default config: {', '.join(f'{v} {c}' for v, c in compiled.items())}"
+                if compiled
+                else ""
+            )
+            lines.append(
+                f"  {o['name']}: {', '.join(map(str, o['values']))} (default {o['default']}), "
+                f"{o['state']}{why}{planned}"
+            )
     default = report["default"]
     lines.append(f"default: {text(default['config'])}")
     if default["violation"]:

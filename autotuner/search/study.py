@@ -27,11 +27,11 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from core.errors import UserError
-from core.limits import DeviceLimits
 from core.paths import port_file
 from ops.spec import Case, Config, KernelSpec, OpSpec
 from storage import Database, StudyRecord
 
+from ..backends import SocProfile
 from ..measure.toolchain import fingerprint
 from . import interrupts, settle
 from .claims import ClaimBoard
@@ -93,8 +93,24 @@ def discard_study(db: Database, name: str) -> None:
         optuna.delete_study(study_name=name, storage=optuna_storage(db))
 
 
-def study_name(op: str, kernel: str, case: Case, soc: str, source_hash: str) -> str:
-    return f"{op}/{kernel}/{case.name}/{soc}/{source_hash[:12]}"
+def study_name(
+    op: str,
+    kernel: str,
+    case: Case,
+    soc: str,
+    source_hash: str,
+    mode: str = "simd",
+    options: frozenset[str] = frozenset(),
+    toolchain: dict[str, str] | None = None,
+) -> str:
+    """A study's unique name: its kernel source, NPU mode and compiler options (another space,
+    another study) and toolchain. The mode and options are also columns of its record."""
+    name = f"{op}/{kernel}/{case.name}/{soc}/{source_hash[:12]}"
+    if mode != "simd":
+        name += f"/{mode}"
+    if options:
+        name += f"/o-{hashlib.sha256(','.join(sorted(options)).encode()).hexdigest()[:8]}"
+    return name + (f"/tc-{fingerprint(toolchain)}" if toolchain else "")
 
 
 @dataclass
@@ -105,6 +121,7 @@ class Plan:
     kernel: KernelSpec
     case: Case
     soc: str
+    profile: SocProfile
     space: SearchSpace
     default: Config
     feasible: list[Config]
@@ -125,21 +142,20 @@ class Plan:
         kernel: KernelSpec,
         case: Case,
         soc: str,
-        launch_options: frozenset[str],
-        limits: DeviceLimits,
+        profile: SocProfile,
         trials: int | float,
-        option_defaults: dict[str, int | str] | None = None,
         toolchain: dict[str, str] | None = None,
         sampler: str = "local",
     ) -> Plan:
-        """`trials`: a number of measured configs, or a float in (0, 1]: that share of the
-        feasible configs. `option_defaults`: the backend's (`Backend.option_defaults`).
-        `toolchain` (`autotuner.measure.toolchain`) joins the study's name: another toolchain,
-        another study. `sampler`: the strategy where the feasible configs exceed the budget
-        (`sampler.STRATEGIES`); where they fit, every one is measured."""
-        space = space_for(kernel, launch_options, option_defaults)
+        """`profile`: what the soc lets the search vary and must respect (`soc_profile`, or
+        `SocProfile.of(backend)`). `trials`: a number of measured configs, or a float in (0, 1]:
+        that share of the feasible configs. `toolchain` (`autotuner.measure.toolchain`) joins
+        the study's name: another toolchain, another study. `sampler`: the strategy where the
+        feasible configs exceed the budget (`sampler.STRATEGIES`); where they fit, every one is
+        measured."""
+        space = space_for(kernel, profile.launch_options, profile.option_defaults)
         default = space.complete(kernel.default(case))
-        refused = space.partition(case, limits)[1]
+        refused = space.partition(case, profile.limits)[1]
         # Upstream runs the default: it is never rejected.
         rejected = {config_key(c): reason for c, reason in refused if c != default}
         feasible = [c for c in space.configs() if config_key(c) not in rejected]
@@ -150,22 +166,25 @@ class Plan:
         source = kernel_source_hash(op, kernel)
         budget = trials if isinstance(trials, int) else max(1, math.floor(trials * len(feasible)))
         strategy = "exhaustive" if len(feasible) <= budget else sampler
+        name = study_name(
+            op.name, kernel.name, case, soc, source, profile.mode, profile.compiler_options,
+            toolchain,
+        )  # fmt: skip
         return cls(
             op,
             kernel,
             case,
             soc,
+            profile,
             space,
             default,
             feasible,
             rejected,
-            study_name(op.name, kernel.name, case, soc, source)
-            + ("/simt" if "compile_mode" in launch_options else "")
-            + (f"/tc-{fingerprint(toolchain)}" if toolchain else ""),
+            name,
             source,
             strategy,
             budget,
-            kernel.violation(default, case, limits),
+            kernel.violation(default, case, profile.limits),
             toolchain,
         )
 
@@ -234,6 +253,7 @@ class Study:
                     case={"shape": plan.case.shape, "dtype": plan.case.dtype}, soc=plan.soc,
                     source_hash=plan.source_hash, budget=self.plan.budget, default_config=plan.default,
                     feasible_size=len(plan.feasible), strategy=plan.strategy, toolchain=plan.toolchain,
+                    npu_mode=plan.profile.mode, npu_options=sorted(plan.profile.compiler_options),
                 )  # fmt: skip
                 session.add(record)
                 try:

@@ -1,0 +1,105 @@
+"""The Ascend compiler in the loop, without an NPU: triton-ascend 3.2.0 and ascendnpu-ir's bishengir
+in `.venv-ascend` (`.ci/ascend-env` makes it), run in a fresh process there.
+
+"Planned" is the compiler's word for a config every BiShengIR pass accepted, memory planning
+included; with no CANN here the compile stops at its code generator `hivmc`. Nothing runs."""
+
+import json
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT
+
+ASCEND = ROOT / ".venv-ascend" / "bin"
+SOCS = ("910B", "910_93", "950PR", "950DT")
+
+
+def _compiler_problem() -> str | None:
+    if not (ASCEND / "python").exists():
+        return "no .venv-ascend: create it with .ci/ascend-env (.ci/run does)"
+    probe = subprocess.run(
+        [ASCEND / "python", "-c", "import ascendnpuir"], capture_output=True, cwd=ROOT
+    )
+    if probe.returncode != 0:
+        return "ascendnpu-ir is not installed in .venv-ascend (.ci/ascend-env installs it)"
+    return None
+
+
+requires_compiler = pytest.mark.skipif(
+    _compiler_problem() is not None, reason=_compiler_problem() or ""
+)
+
+
+def in_ascend_env(script: str, timeout: float = 900) -> str:
+    """Run `script` in .venv-ascend from the checkout; its stdout."""
+    done = subprocess.run(
+        [ASCEND / "python", "-c", textwrap.dedent(script)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PATH": str(ASCEND) + ":/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": str(Path.home())},
+        timeout=timeout,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+CAUGHT = """
+    import json
+    from autotuner.search.pipeline import Job, Pipeline, Proposal
+    from autotuner.search.workers import COMPILE_WITHOUT_DEVICE, Worker
+    from ops import get_op
+
+    PLANNED = {"BLOCK_L": 8, "BLOCK_D": 4, "multibuffer": False}
+    OVER = [{"BLOCK_L": 256, "BLOCK_D": 64, "multibuffer": False},
+            {"BLOCK_L": 64, "BLOCK_D": 256, "multibuffer": True}]
+
+    class Device:
+        '''The timing worker: it fails the test if a config the compiler refused reaches it.'''
+        prepared, busy = None, False
+        def __init__(self):
+            self.timed = []
+        def send(self, request):
+            self.busy = True
+        def receive(self, timeout):
+            self.busy = False
+            return True
+        def prepare(self, *args):
+            pass
+        def call(self, request, timeout):
+            kind, config = request
+            assert config not in OVER, f"timed {config}, which the compiler refused"
+            self.timed.append(config)
+            return {"ok": True, "timing": {"median_ms": 1.0}, "error": 0.0, "extra": {}}
+
+    case = get_op("jagged_softmax").case("b2048_n256_d64_fp16")
+    device = Device()
+    pipeline = Pipeline(device, [Worker("910B", mode=COMPILE_WITHOUT_DEVICE)], timeout_s=300)
+    pipeline.prepare(Job("jagged_softmax", "fwd", case, "test"))
+    outcomes = []
+    proposals = (Proposal(c, "test", i, i) for i, c in enumerate([*OVER, PLANNED]))
+    try:
+        pipeline.run(proposals, lambda p, o: outcomes.append([p.config, o]), lambda p: None)
+    finally:
+        pipeline.compilers[0].close()
+    print(json.dumps({"timed": device.timed, "outcomes": outcomes}))
+"""
+
+
+@requires_compiler
+def test_configs_the_compiler_refuses_never_reach_the_device():
+    """Every proposal is compiled first: a UB overflow is a failed trial of its category, with
+    the compiler's own numbers, and the timing worker never sees it."""
+    found = json.loads(in_ascend_env(CAUGHT).strip().splitlines()[-1])
+    assert found["timed"] == [{"BLOCK_L": 8, "BLOCK_D": 4, "multibuffer": False}]
+    refused = [o for _, o in found["outcomes"] if not o["ok"]]
+    assert [o["category"] for o in refused] == ["ub_overflow", "ub_overflow"]
+    assert all("ub overflow, requires" in o["message"] for o in refused)
+    assert all(o["extra"]["compile_verdict"] == "ub_overflow" for o in refused)
+    assert all(o["extra"]["required_bits"] > 1572864 for o in refused)  # the 910B's 192 KiB
+    (planned,) = [o for _, o in found["outcomes"] if o["ok"]]
+    assert planned["extra"]["compile_verdict"] == "planned"
+    assert 0 < planned["extra"]["planned_memory"]["ub"] <= 192 * 1024
