@@ -40,7 +40,11 @@ def in_ascend_env(script: str, timeout: float = 900) -> str:
         capture_output=True,
         text=True,
         cwd=ROOT,
-        env={"PATH": str(ASCEND) + ":/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": str(Path.home())},
+        env={
+            "PATH": str(ASCEND) + ":/usr/bin:/bin",
+            "PYTHONPATH": str(ROOT),
+            "HOME": str(Path.home()),
+        },
         timeout=timeout,
     )
     assert done.returncode == 0, done.stderr[-3000:]
