@@ -30,10 +30,11 @@ import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Any
 
 from autotuner.backends import soc_profile
-from autotuner.backends.compile import COMPILE_TARGETS, ascend_compiler
-from autotuner.search.compiles import compile_configs
+from autotuner.backends.compile import COMPILE_TARGETS
+from autotuner.search.compiles import CompileFarm
 from autotuner.search.space import config_key, space_for
 from autotuner.search.warm_starts import from_frozen
 from ops import all_ops, get_op
@@ -77,33 +78,35 @@ def run(args: argparse.Namespace) -> None:
     db = open_database(args.db)
     ops = args.op or list(all_ops())
     socs = args.socs.split(",")
-    compilers = {soc: ascend_compiler(soc).describe() for soc in socs}
-    with open(args.out, "a", encoding="utf-8") as out:
-        for op, kernel, case, soc, configs in _jobs(args.part, socs, ops):
-            limits = soc_profile(soc).limits
-            default = space_default(kernel, case, soc)
-            started = time.monotonic()
-            verdicts = compile_configs(
-                db, op, kernel.name, case, soc, configs, jobs=args.jobs, timeout_s=args.timeout
-            )
-            for config in configs:
-                _, result, cached = verdicts[config_key(config)]
-                row = {
-                    "part": args.part, "op": op, "kernel": kernel.name, "case": case.name,
-                    "soc": soc, "compiler": compilers[soc], "config": config,
-                    "model": kernel.on_chip_violation(config, case, limits),
-                    "launch": kernel.launch_violation(config, case, limits),
-                    "default": config == default,
-                    "cached": cached, **result.as_dict(),
-                }  # fmt: skip
-                out.write(json.dumps(row) + "\n")
-            out.flush()
-            print(
-                f"{soc} {op}:{kernel.name} {case.name}: {len(configs)} configs in "
-                f"{time.monotonic() - started:.0f} s",
-                file=sys.stderr,
-                flush=True,
-            )
+    farms = {soc: CompileFarm(db, soc, args.jobs, args.timeout) for soc in socs}
+    try:
+        with open(args.out, "a", encoding="utf-8") as out:
+            for op, kernel, case, soc, configs in _jobs(args.part, socs, ops):
+                limits = soc_profile(soc).limits
+                default = space_default(kernel, case, soc)
+                started = time.monotonic()
+                verdicts = farms[soc].compile(op, kernel.name, case, configs)
+                for config in configs:
+                    _, result, cached = verdicts[config_key(config)]
+                    row = {
+                        "part": args.part, "op": op, "kernel": kernel.name, "case": case.name,
+                        "soc": soc, "compiler": farms[soc].compiler.describe(), "config": config,
+                        "model": kernel.on_chip_violation(config, case, limits),
+                        "launch": kernel.launch_violation(config, case, limits),
+                        "default": config == default,
+                        "cached": cached, **result.as_dict(),
+                    }  # fmt: skip
+                    out.write(json.dumps(row) + "\n")
+                out.flush()
+                print(
+                    f"{soc} {op}:{kernel.name} {case.name}: {len(configs)} configs in "
+                    f"{time.monotonic() - started:.0f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    finally:
+        for farm in farms.values():
+            farm.close()
 
 
 def space_default(kernel: KernelSpec, case: Case, soc: str) -> Config:
@@ -113,53 +116,85 @@ def space_default(kernel: KernelSpec, case: Case, soc: str) -> Config:
     )
 
 
+def _column(row: dict[str, Any]) -> str:
+    """planned (as asked), dropped (planned once the compiler turned multibuffer off), refused."""
+    if row["category"] not in OK:
+        return "refused"
+    return "dropped" if row["multibuffer_dropped"] else "planned"
+
+
+def _model_now(
+    row: dict[str, Any], cases: dict[tuple[str, str], Case]
+) -> tuple[str | None, str | None]:
+    """This checkout's on-chip model and launch limits on a row's config (a row keeps those it
+    ran with)."""
+    spec = get_op(row["op"])
+    if (row["op"], row["case"]) not in cases:
+        cases[row["op"], row["case"]] = spec.case(row["case"])
+    case, limits = cases[row["op"], row["case"]], soc_profile(row["soc"]).limits
+    kernel = spec.kernel(row["kernel"])
+    return (
+        kernel.on_chip_violation(row["config"], case, limits),
+        kernel.launch_violation(row["config"], case, limits),
+    )
+
+
 def summary(paths: list[str]) -> str:
-    """Markdown tables of rows: per soc the model against the compiler, and where they differ."""
+    """Markdown tables of rows: per soc the model (the one the rows were judged by, and this
+    checkout's) against the compiler, and where they differ."""
     rows = [json.loads(line) for path in paths for line in Path(path).read_text().splitlines()]
+    cases: dict[tuple[str, str], Case] = {}
+    for row in rows:
+        row["model_now"], row["launch_now"] = _model_now(row, cases)
     lines: list[str] = []
     for soc in sorted({r["soc"] for r in rows}, key=list(COMPILE_TARGETS).index):
-        mine = [r for r in rows if r["soc"] == soc]
-        lines += [f"### {soc} ({mine[0]['compiler']})", ""]
-        grid = Counter((r["model"] is None, r["category"] in OK) for r in mine)
+        everything = [r for r in rows if r["soc"] == soc]
+        mine = [r for r in everything if r["launch_now"] is None]
         lines += [
-            "| | compiler planned | compiler refused |",
-            "|---|---|---|",
-            f"| model accepts | {grid[True, True]} | {grid[True, False]} |",
-            f"| model rejects | {grid[False, True]} | {grid[False, False]} |",
+            f"### {soc}: {everything[0]['compiler']}",
+            "",
+            f"{len(everything)} configs; {len(everything) - len(mine)} of them over a launch limit "
+            "or a constraint of the op (a grid over 65535 blocks, a block over its dimension), "
+            "which a search never compiles, are left out of the table.",
             "",
         ]
+        lines += [
+            "| model | verdict | planned | planned, multibuffer dropped | refused |",
+            "|---|---|---|---|---|",
+        ]
+        for which, key in (("at the run", "model"), ("now", "model_now")):
+            for verdict, accepts in (("accepts", True), ("rejects", False)):
+                count = Counter(_column(r) for r in mine if (r[key] is None) == accepts)
+                lines.append(
+                    f"| {which} | {verdict} | {count['planned']} | {count['dropped']} | "
+                    f"{count['refused']} |"
+                )
         lost = Counter(
-            r["op"] + ":" + r["kernel"] for r in mine if r["model"] and r["category"] in OK
+            f"{r['op']}:{r['kernel']}" for r in mine if r["model_now"] and _column(r) == "planned"
         )
-        missed = Counter(
+        caught = Counter(
             f"{r['op']}:{r['kernel']} ({r['category']})"
-            for r in mine if r["model"] is None and r["category"] not in OK
+            for r in mine if r["model_now"] is None and _column(r) == "refused"
         )  # fmt: skip
-        if lost:
-            lines.append(
-                "Planned by the compiler, rejected by the model: "
-                + ", ".join(f"{k} {v}" for k, v in sorted(lost.items()))
-                + "."
-            )
-        if missed:
-            lines.append(
-                "Accepted by the model, refused by the compiler: "
-                + ", ".join(f"{k} {v}" for k, v in sorted(missed.items()))
-                + "."
-            )
-        errors = defaultdict(Counter)
+        lines += ["", "Planned by the compiler, rejected by the model now: "
+                  + (", ".join(f"{k} {v}" for k, v in sorted(lost.items())) or "none") + "."]  # fmt: skip
+        lines.append(
+            "Refused by the compiler, accepted by the model now (the compile step catches them "
+            "before any timing): " + (", ".join(f"{k} {v}" for k, v in sorted(caught.items())) or "none") + "."
+        )  # fmt: skip
+        errors: dict[str, Counter] = defaultdict(Counter)
         for r in mine:
             if r["category"] not in OK and not r["category"].endswith("overflow"):
-                errors[f"{r['op']}:{r['kernel']}"][f"{r['category']}: {r['message'][:120]}"] += 1
+                errors[f"{r['op']}:{r['kernel']}"][f"{r['category']}: {r['message'][:150]}"] += 1
         if errors:
-            lines += ["", "Compile errors other than memory:", ""]
+            lines += ["", "Refusals other than memory:", ""]
             for kernel, messages in sorted(errors.items()):
                 for message, count in messages.most_common():
                     lines.append(f"- {kernel}: {count} x `{message}`")
         compiled = [r["seconds"] for r in mine if not r["cached"] and r["seconds"] > 0]
-        if compiled:
-            lines += ["", f"{len(mine)} configs, {len(compiled)} compiled in this run: median "
-                      f"{statistics.median(compiled):.2f} s, p90 "
+        if len(compiled) > 1:
+            lines += ["", f"{len(mine)} configs, {len(compiled)} compiled (the others' keys "
+                      f"were compiled already): median {statistics.median(compiled):.2f} s, p90 "
                       f"{statistics.quantiles(compiled, n=10)[-1]:.2f} s per compile."]  # fmt: skip
         lines.append("")
     return "\n".join(lines)

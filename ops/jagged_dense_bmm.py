@@ -117,9 +117,9 @@ def _stream(config: Config, case: Case) -> int:
 
 
 def _dots(config: Config, case: Case) -> tuple[Dot, ...]:
-    """acc += a b inside the loop over BLOCK_K."""
+    """acc += a b inside the loop over BLOCK_K; the result is stored."""
     e = case.torch_dtype.itemsize
-    return (Dot(config["BLOCK_M"], config["BLOCK_N"], config["BLOCK_K"], e),)
+    return (Dot(config["BLOCK_M"], config["BLOCK_N"], config["BLOCK_K"], e, stored=True),)
 
 
 def _fits(tunable: str, key: str, default: Callable[[Case], Config]) -> BlockFits:

@@ -84,26 +84,32 @@ def _dk_tiles(config: Config, case: Case) -> int:
 
 
 def _fwd_dots(config: Config, case: Case) -> tuple[Dot, ...]:
-    """s = q k (k loaded before the loop over BLOCK_L rows), pv = p^T v."""
+    """s = q k (k loaded before the loop over BLOCK_L rows), pv = p^T v (p from the softmax)."""
     bt, bl, bd, e = _dims(config, case)
-    return Dot(bl, bt, bd, e, fixed="b"), Dot(bt, bd, bl, e)
+    return Dot(bl, bt, bd, e, fixed="b"), Dot(bt, bd, bl, e, vector="a")
 
 
 def _dq_dots(config: Config, case: Case) -> tuple[Dot, ...]:
-    """s = q k, dv += p do, dp = v do^T, dq += ds k^T; q and v loaded before the loop over T."""
+    """s = q k, dv += p do, dp = v do^T, dq += ds k^T; q and v loaded before the loop over T,
+    p and ds computed by the vector code; dv and dq only accumulate."""
     bt, bl, bd, e = _dims(config, case)
     return (
         Dot(bl, bt, bd, e, fixed="a"),
-        Dot(bl, bd, bt, e),
+        Dot(bl, bd, bt, e, vector="a", stored=True),
         Dot(bl, bt, bd, e, fixed="a"),
-        Dot(bl, bd, bt, e),
+        Dot(bl, bd, bt, e, vector="a", stored=True),
     )
 
 
 def _dk_dots(config: Config, case: Case) -> tuple[Dot, ...]:
-    """s = q k, dp = v do^T, dk += q^T ds; k and do loaded before the loop over BLOCK_L rows."""
+    """s = q k, dp = v do^T, dk += q^T ds; k and do loaded before the loop over BLOCK_L rows, ds
+    computed by the vector code; dk only accumulates."""
     bt, bl, bd, e = _dims(config, case)
-    return Dot(bl, bt, bd, e, fixed="b"), Dot(bl, bt, bd, e, fixed="b"), Dot(bd, bt, bl, e)
+    return (
+        Dot(bl, bt, bd, e, fixed="b"),
+        Dot(bl, bt, bd, e, fixed="b"),
+        Dot(bd, bt, bl, e, vector="b", stored=True),
+    )
 
 
 def _t_blocks(config: Config, case: Case) -> tuple[int, int]:

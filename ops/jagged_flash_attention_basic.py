@@ -154,21 +154,23 @@ def bwd_stream(config: Config, case: Case) -> int:
 
 
 def fwd_dots(config: Config, case: Case) -> tuple[Dot, ...]:
-    """qk += q kt over BLOCK_D slices, pv = p v: all inside the loop over BLOCK_N keys."""
+    """qk += q kt over BLOCK_D slices, pv = p v (p from the softmax): all inside the loop over
+    BLOCK_N keys."""
     bm, bn, bd = config["BLOCK_M"], config["BLOCK_N"], config["BLOCK_D"]
     e = case.torch_dtype.itemsize
-    return Dot(bm, bn, bd, e), Dot(bm, next_d(case), bn, e)
+    return Dot(bm, bn, bd, e), Dot(bm, next_d(case), bn, e, vector="a")
 
 
 def bwd_dots(config: Config, case: Case) -> tuple[Dot, ...]:
     """The dk, dv phase (BLOCK_N keys, k and v loaded before the loop over BLOCK_M queries):
-    qk = q k^T, dp = do v^T, dv += p^T do, dk += ds^T q. The dq phase's dots are no larger."""
+    qk = q k^T, dp = do v^T, dv += p^T do, dk += ds^T q (p and ds computed by the vector
+    code; dv and dk only accumulate). The dq phase's dots are no larger."""
     bm, bn, bd, e = config["BLOCK_M"], config["BLOCK_N"], next_d(case), case.torch_dtype.itemsize
     return (
         Dot(bm, bn, bd, e, fixed="b"),
         Dot(bm, bn, bd, e, fixed="b"),
-        Dot(bn, bd, bm, e),
-        Dot(bn, bd, bm, e),
+        Dot(bn, bd, bm, e, vector="a", stored=True),
+        Dot(bn, bd, bm, e, vector="a", stored=True),
     )
 
 

@@ -111,31 +111,59 @@ class Dot:
     """One `tl.dot` of a kernel: [m, k] @ [k, n] operands of `size` bytes an element, an fp32
     [m, n] result. On Ascend's cube core the operands are copied into L1 (cbuf) and the result
     accumulates in L0C. `fixed` names the operands ("a", "b") loaded once before the kernel's
-    loop; the others, and the result, belong to the loop, which multibuffer double-buffers."""
+    loop; the others, and the result, belong to the loop, which multibuffer double-buffers.
+
+    Where the unified buffer comes in (`cube_resident`): an operand the kernel loads for the dot
+    goes from global memory to L1 by the cube's DMA, one its vector code computes (`vector`: a
+    softmax's p, a gradient ds) is in the UB first; a result the vector code reads is copied
+    from L0C into the UB, one `stored` is not: it accumulates in L0C and goes from there to
+    global memory (a bmm's, a gradient the loop only adds to)."""
 
     m: int
     n: int
     k: int
     size: int
     fixed: str = ""
+    vector: str = ""
+    stored: bool = False
 
 
 def cube_bytes(dots: tuple[Dot, ...], multibuffer: bool) -> tuple[int, int]:
     """(L1, L0C) bytes the dots of a kernel need.
 
-    L1 holds every operand (a bound from above: an operand two dots share counts twice). L0C holds
-    one result at a time, each moved out (fixpipe) before the next dot needs it. bishengir's
-    MarkMultiBuffer pass doubles only buffers allocated inside a loop: L1 written by ND2NZ, L0C
-    read by Fixpipe, UB by loads and stores (Ascend/AscendNPU-IR,
-    bishengir/lib/Dialect/HIVM/Transforms/MarkMultiBuffer.cpp).
-    """
+    L1 holds every operand (a bound from above: an operand two dots share counts twice), those of
+    the loop twice under multibuffer: bishengir's MarkMultiBuffer pass doubles only buffers
+    allocated inside a loop, L1 written by ND2NZ among them (Ascend/AscendNPU-IR,
+    bishengir/lib/Dialect/HIVM/Transforms/MarkMultiBuffer.cpp). L0C is not doubled. It needs at
+    least every accumulator of the loop (`stored` results) and the largest other result: where
+    all fit, bishengir-compile gives each result a buffer of its own (their sum is the L0C it
+    plans for the 910B for all but two of the dot kernels here, multibuffered or not), and where
+    they do not it shares buffers (a bwd_dk of 128 x 128 tiles plans its three 64 KiB results
+    in 128 KiB): the compile matrix, docs/benchmarks.md."""
     copies = 2 if multibuffer else 1
     l1 = 0
     for dot in dots:
         for name, elements in (("a", dot.m * dot.k), ("b", dot.k * dot.n)):
             l1 += elements * dot.size * (1 if name in dot.fixed else copies)
-    l0c = max((4 * dot.m * dot.n * copies for dot in dots), default=0)
-    return l1, l0c
+    kept = sum(4 * dot.m * dot.n for dot in dots if dot.stored)
+    passing = max((4 * dot.m * dot.n for dot in dots if not dot.stored), default=0)
+    return l1, kept + passing
+
+
+def cube_resident(dots: tuple[Dot, ...]) -> int:
+    """Bytes of dot operands and results that never pass through the unified buffer: operands
+    loaded for the dot go from global memory to L1 by the cube's DMA, stored results from L0C to
+    global memory by fixpipe (see `Dot`). A kernel's `tile_bytes` counts them with its other
+    tiles; the compiler keeps them out of the UB (it plans no UB at all for a jagged_dense_bmm
+    forward: `autotune space --compile`)."""
+    resident = 0
+    for dot in dots:
+        for name, elements in (("a", dot.m * dot.k), ("b", dot.k * dot.n)):
+            if name not in dot.vector:
+                resident += elements * dot.size
+        if dot.stored:
+            resident += 4 * dot.m * dot.n
+    return resident
 
 
 @dataclass(frozen=True)
@@ -240,18 +268,25 @@ class KernelSpec:
 
     def on_chip_violation(self, config: Config, case: Case, limits: DeviceLimits) -> str | None:
         """Ascend: the tiles over the unified buffer, or the dot operands over L1 or results over
-        L0C. Multibuffer doubles only what a loop moves (see `cube_bytes`)."""
+        L0C. Multibuffer doubles only what a loop moves (see `cube_bytes`); the dots' operands
+        and results are counted where the compiler keeps them, not in the UB (`cube_resident`)."""
         multibuffer = bool(config.get("multibuffer")) and self.loops
+        dots = self.dots(config, case) if self.dots is not None else ()
+        if config.get(SIMT_ONLY.name) in SIMT_ONLY.values:
+            dots = ()  # SIMT code runs on the vector cores alone: its dots are UB tiles too
         if limits.unified_buffer_bytes is not None:
-            streamed = self.stream_bytes(config, case) if multibuffer else 0
-            need = self.tile_bytes(config, case) + streamed
+            # Of a kernel with dots, the compiler doubles the streamed UB tiles in some loops
+            # and not in others (an attention forward's never, its bwd_dk's mostly: the compile
+            # matrix, docs/benchmarks.md): those count once, a bound from below.
+            streamed = self.stream_bytes(config, case) if multibuffer and not dots else 0
+            need = self.tile_bytes(config, case) - cube_resident(dots) + streamed
             if need > limits.unified_buffer_bytes:
                 return (
                     f"tiles need {need} B of unified buffer, over {limits.unified_buffer_bytes} B"
                 )
-        if self.dots is None:
+        if not dots:
             return None
-        l1, l0c = cube_bytes(self.dots(config, case), multibuffer)
+        l1, l0c = cube_bytes(dots, multibuffer)
         if limits.l1_bytes is not None and l1 > limits.l1_bytes:
             return f"dot operands need {l1} B of L1, over {limits.l1_bytes} B"
         if limits.l0c_bytes is not None and l0c > limits.l0c_bytes:

@@ -33,10 +33,10 @@ requires_compiler = pytest.mark.skipif(
 )
 
 
-def in_ascend_env(script: str, timeout: float = 900) -> str:
-    """Run `script` in .venv-ascend from the checkout; its stdout."""
+def in_ascend_env(script: str, *args: str, timeout: float = 900) -> str:
+    """Run `script` with `args` in .venv-ascend from the checkout; its stdout."""
     done = subprocess.run(
-        [ASCEND / "python", "-c", textwrap.dedent(script)],
+        [ASCEND / "python", "-c", textwrap.dedent(script), *args],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -107,3 +107,55 @@ def test_configs_the_compiler_refuses_never_reach_the_device():
     (planned,) = [o for _, o in found["outcomes"] if o["ok"]]
     assert planned["extra"]["compile_verdict"] == "planned"
     assert 0 < planned["extra"]["planned_memory"]["ub"] <= 192 * 1024
+
+
+DEFAULTS = """
+    import json, sys
+    from autotuner.backends import soc_profile
+    from autotuner.search.compiles import CompileFarm
+    from autotuner.search.space import space_for
+    from autotuner.search.warm_starts import from_frozen
+    from ops import all_ops
+    from storage import open_database
+
+    db = open_database("sqlite:///" + sys.argv[1])
+    refused = []
+    for soc in sys.argv[2:]:
+        profile = soc_profile(soc)
+        with CompileFarm(db, soc, jobs=2) as farm:
+            for name, spec in all_ops().items():
+                for kernel in spec.kernels:
+                    space = space_for(kernel, profile.launch_options, profile.option_defaults)
+                    case = spec.cases("accuracy")[0]
+                    jobs = [(case, space.complete(kernel.default(case)))] + [
+                        (spec.case(s.case), space.complete(s.config))
+                        for s in from_frozen(name, kernel.name)
+                        if s.soc == soc
+                    ]
+                    for case, config in jobs:
+                        (verdict,) = farm.compile(name, kernel.name, case, [config]).values()
+                        if not verdict[1].ok:
+                            refused.append([soc, name, kernel.name, case.name, config,
+                                            verdict[1].category, verdict[1].message])
+    print(json.dumps(refused))
+"""
+#: Default configs the compiler refuses for their memory, each named in the README's Ascend
+#: section with what was done about it: (soc, op, kernel).
+KNOWN_MEMORY_REFUSALS: set[tuple[str, str, str]] = set()
+
+
+@requires_compiler
+@pytest.mark.parametrize("socs", [("910B", "910_93"), ("950PR", "950DT")])
+def test_every_default_and_frozen_config_plans_on_every_ascend_soc(tmp_path, socs):
+    """Each kernel's default config on its first (accuracy) case, and the configs frozen for the
+    soc on their cases, compiled for the soc; a refusal for a reason other than memory fails the
+    test with the kernel, the soc and the compiler's first error line. The default configs of
+    every case, and the frozen ones of every soc, are in the compile matrix (docs/benchmarks.md)."""
+    out = in_ascend_env(DEFAULTS, str(tmp_path / "compiles.db"), *socs, timeout=1200)
+    found = json.loads(out.strip().splitlines()[-1])
+    other = [r for r in found if not r[5].endswith("overflow")]
+    assert not other, "\n".join(
+        f"{soc} {op}:{k} {case} {cfg}: {cat}: {msg}" for soc, op, k, case, cfg, cat, msg in other
+    )
+    memory = {(soc, op, k) for soc, op, k, *_ in found}
+    assert memory <= KNOWN_MEMORY_REFUSALS, sorted(memory - KNOWN_MEMORY_REFUSALS)

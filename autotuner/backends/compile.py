@@ -63,6 +63,9 @@ BINARIES = {
     "950PR": "bishengir-compile-a5",
     "950DT": "bishengir-compile-a5",
 }
+#: The verdict where the port's launcher refused a config before launching a kernel (a constraint
+#: of the launcher's, e.g. equal blocks); no compiler was asked.
+LAUNCHER = "launcher"
 #: What to install for compiling without a device.
 INSTALL = "pip install 'autotune[ascend-compile]' (triton-ascend 3.2.0 and ascendnpu-ir 1.2.0)"
 _PRINT_MEMORY = "--enable-print-memory-allocated-size"
@@ -366,7 +369,10 @@ def compile_config(
     """Compile every `@triton.jit` launch of one config of `kernel` on `inputs`; the first refusal
     is the verdict, else the kernels planned (no device) or compiled."""
     with _launching(op, config, "compile") as launches:
-        op.launch(kernel.name, inputs, config)
+        try:
+            op.launch(kernel.name, inputs, config)
+        except Exception as exc:  # noqa: BLE001 - the launcher refused the config itself
+            return CompileResult(LAUNCHER, compile_verdict.short(exc))
     results = launches.results
     if not results:
         return CompileResult("compile", "the launcher launched no kernel")

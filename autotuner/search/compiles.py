@@ -74,6 +74,110 @@ def _store(
             session.rollback()
 
 
+class CompileFarm:
+    """Worker processes compiling for one Ascend soc, kept across the kernels and cases they are
+    given (a worker's start and a case's inputs take seconds); close it, or use it in `with`."""
+
+    def __init__(self, db: Database, soc: str, jobs: int = 2, timeout_s: float = 300.0) -> None:
+        self.compiler = ascend_compiler(soc)  # one line naming the package, before any process
+        self.db, self.soc, self.timeout_s = db, soc, timeout_s
+        self.jobs = max(1, jobs)
+        self.workers: list[Worker] = []
+
+    def __enter__(self) -> CompileFarm:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for worker in self.workers:
+            worker.close()
+        self.workers = []
+
+    def _prepare(self, count: int, op: str, kernel: str, case: Case) -> None:
+        """`count` workers, each with the case's inputs built (in parallel)."""
+        while len(self.workers) < count:
+            self.workers.append(Worker(self.soc, mode=COMPILE_WITHOUT_DEVICE))
+        key = (op, kernel, case.name, case.dtype)
+        waiting = [w for w in self.workers[:count] if w.prepared != key]
+        for worker in waiting:
+            worker.send(("prepare", op, kernel, case))
+        for worker in waiting:
+            try:
+                worker.receive(max(self.timeout_s, 900.0))
+            except (WorkerLost, RuntimeError) as exc:
+                raise UserError(
+                    f"{op} {kernel} {case.name}: preparing the case failed: {exc}"
+                ) from None
+            worker.prepared = key
+
+    def compile(
+        self,
+        op: str,
+        kernel: str,
+        case: Case,
+        configs: Iterable[Config],
+        on_verdict: Callable[[Verdict], None] | None = None,
+    ) -> dict[str, Verdict]:
+        """Config key -> (config, verdict, from the database) for every config."""
+        if not port_file(op).is_file():
+            raise UserError(f"port of {op} not found at {port_file(op)}")
+        todo = deque(_Task(c) for c in configs)
+        verdicts: dict[str, Verdict] = {}
+        if not todo:
+            return verdicts
+        count = min(self.jobs, len(todo))
+        self._prepare(count, op, kernel, case)
+        workers = self.workers[:count]
+        busy: dict[int, _Task] = {}
+
+        def give(result: CompileResult, task: _Task, cached: bool) -> None:
+            verdict = (task.config, result, cached)
+            verdicts[config_key(task.config)] = verdict
+            if on_verdict:
+                on_verdict(verdict)
+
+        def send(index: int, task: _Task) -> None:
+            request = ("compile", task.config) if task.key else ("compile_key", task.config)
+            task.deadline = time.monotonic() + self.timeout_s
+            workers[index].send(request)
+            busy[index] = task
+
+        while todo or busy:
+            for index in range(len(workers)):
+                if index not in busy and todo:
+                    send(index, todo.popleft())
+            time.sleep(0.01)
+            for index, task in list(busy.items()):
+                worker = workers[index]
+                if not worker.ready() and time.monotonic() < task.deadline:
+                    continue
+                del busy[index]
+                try:
+                    reply = worker.receive(0.0)
+                except WorkerLost as lost:  # replaced: prepare the new process
+                    worker.prepare(op, kernel, case, max(self.timeout_s, 900.0))
+                    give(CompileResult(lost.category, str(lost), self.timeout_s), task, False)
+                    continue
+                except RuntimeError as exc:  # the launcher itself failed, before any compile
+                    give(CompileResult("compile", str(exc).splitlines()[0]), task, False)
+                    continue
+                if task.key is None:  # keyed: answer from the database, or compile it
+                    task.key = reply
+                    known = _cached(self.db, reply)
+                    if known is not None:
+                        give(known, task, True)
+                    else:
+                        send(index, task)
+                    continue
+                result = CompileResult(**reply["result"])
+                _store(self.db, task.key, op, kernel, self.soc, case, task.config, result,
+                       self.compiler.describe())  # fmt: skip
+                give(result, task, False)
+        return verdicts
+
+
 def compile_configs(
     db: Database,
     op: str,
@@ -88,74 +192,5 @@ def compile_configs(
 ) -> dict[str, Verdict]:
     """Config key -> (config, verdict, from the database) for every config, compiled for `soc`'s
     target by `jobs` worker processes (UserError where the compiler is not installed)."""
-    compiler = ascend_compiler(soc)  # one line naming the package, before any process starts
-    if not port_file(op).is_file():
-        raise UserError(f"port of {op} not found at {port_file(op)}")
-    todo = deque(_Task(c) for c in configs)
-    verdicts: dict[str, Verdict] = {}
-    if not todo:
-        return verdicts
-    workers = [
-        Worker(soc, mode=COMPILE_WITHOUT_DEVICE) for _ in range(max(1, min(jobs, len(todo))))
-    ]
-    busy: dict[int, _Task] = {}
-
-    def give(result: CompileResult, task: _Task, cached: bool) -> None:
-        verdict = (task.config, result, cached)
-        verdicts[config_key(task.config)] = verdict
-        if on_verdict:
-            on_verdict(verdict)
-
-    def send(index: int, task: _Task) -> None:
-        request = ("compile", task.config) if task.key else ("compile_key", task.config)
-        task.deadline = time.monotonic() + timeout_s
-        workers[index].send(request)
-        busy[index] = task
-
-    try:
-        for worker in workers:
-            worker.send(("prepare", op, kernel, case))
-        for worker in workers:
-            try:
-                worker.receive(max(timeout_s, 900.0))
-            except (WorkerLost, RuntimeError) as exc:
-                raise UserError(
-                    f"{op} {kernel} {case.name}: preparing the case failed: {exc}"
-                ) from None
-            worker.prepared = (op, kernel, case.name, case.dtype)
-        while todo or busy:
-            for index in range(len(workers)):
-                if index not in busy and todo:
-                    send(index, todo.popleft())
-            time.sleep(0.01)
-            for index, task in list(busy.items()):
-                worker = workers[index]
-                if not worker.ready() and time.monotonic() < task.deadline:
-                    continue
-                del busy[index]
-                try:
-                    reply = worker.receive(0.0)
-                except WorkerLost as lost:
-                    worker.prepare(op, kernel, case, max(timeout_s, 900.0))
-                    give(CompileResult(lost.category, str(lost), timeout_s), task, False)
-                    continue
-                except RuntimeError as exc:  # the launcher itself failed, before any compile
-                    give(CompileResult("compile", str(exc).splitlines()[0]), task, False)
-                    continue
-                if task.key is None:  # keyed: answer from the database, or compile it
-                    task.key = reply
-                    known = _cached(db, reply)
-                    if known is not None:
-                        give(known, task, True)
-                    else:
-                        send(index, task)
-                    continue
-                result = CompileResult(**reply["result"])
-                _store(
-                    db, task.key, op, kernel, soc, case, task.config, result, compiler.describe()
-                )
-                give(result, task, False)
-    finally:
-        for worker in workers:
-            worker.close()
-    return verdicts
+    with CompileFarm(db, soc, jobs, timeout_s) as farm:
+        return farm.compile(op, kernel, case, configs, on_verdict)
