@@ -24,7 +24,9 @@ accepted, memory planning included; without CANN nothing was generated and nothi
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import math
 import statistics
 import sys
 import time
@@ -44,8 +46,15 @@ from storage import open_database
 OK = ("planned", "compiled")
 
 
+def _sample(configs: list[Config], share: float) -> list[Config]:
+    """A fixed share of a space: the configs whose key hashes lowest, so a larger share holds a
+    smaller one's configs (a run resumes from what it compiled) and every config has its turn."""
+    ranked = sorted(configs, key=lambda c: hashlib.sha256(config_key(c).encode()).hexdigest())
+    return ranked[: max(1, math.ceil(share * len(configs)))]
+
+
 def _jobs(
-    part: str, socs: list[str], ops: list[str]
+    part: str, socs: list[str], ops: list[str], share: float = 1.0
 ) -> list[tuple[str, KernelSpec, Case, str, list[Config]]]:
     """(op, kernel, case, soc, configs) to compile, in order."""
     out = []
@@ -63,7 +72,7 @@ def _jobs(
                 frozen = [space.complete(s.config) for s in from_frozen(name, kernel.name)]
                 for case in cases:
                     if part == "space":
-                        configs = list(space.configs())
+                        configs = _sample(list(space.configs()), share)
                     else:
                         unique = {
                             config_key(c): c
@@ -81,7 +90,7 @@ def run(args: argparse.Namespace) -> None:
     farms = {soc: CompileFarm(db, soc, args.jobs, args.timeout) for soc in socs}
     try:
         with open(args.out, "a", encoding="utf-8") as out:
-            for op, kernel, case, soc, configs in _jobs(args.part, socs, ops):
+            for op, kernel, case, soc, configs in _jobs(args.part, socs, ops, args.share):
                 limits = soc_profile(soc).limits
                 default = space_default(kernel, case, soc)
                 started = time.monotonic()
@@ -142,7 +151,14 @@ def _model_now(
 def summary(paths: list[str]) -> str:
     """Markdown tables of rows: per soc the model (the one the rows were judged by, and this
     checkout's) against the compiler, and where they differ."""
-    rows = [json.loads(line) for path in paths for line in Path(path).read_text().splitlines()]
+    unique = {}
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            row = json.loads(line)  # a resumed run writes a config's row again: the last counts
+            unique[row["op"], row["kernel"], row["case"], row["soc"], config_key(row["config"])] = (
+                row
+            )
+    rows = list(unique.values())
     cases: dict[tuple[str, str], Case] = {}
     for row in rows:
         row["model_now"], row["launch_now"] = _model_now(row, cases)
@@ -212,6 +228,9 @@ def main() -> None:
     parser.add_argument("--db", default="sqlite:///ascend_compiles.db")
     parser.add_argument("--out", help="JSON lines, appended")
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument(
+        "--share", type=float, default=1.0, help="space: this share of each kernel's configs"
+    )
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument(
         "--summary", nargs="+", metavar="ROWS", help="print the tables of these rows"
