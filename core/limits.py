@@ -15,6 +15,12 @@ class DeviceLimits:
 
     shared_memory_bytes: int | None = None  # per block, CUDA
     unified_buffer_bytes: int | None = None  # per AI core, Ascend
+    #: Ascend 950: vector registers that can hold tiles the UB then need not (a static model
+    #: lets tiles exceed the UB by this much before it rejects them)
+    register_file_bytes: int | None = None
+    #: Ascend 950: rows of this many bytes in a dot operand made by vector code abort the compiler
+    #: (bishengir-compile-a5 of ascendnpu-ir 1.2.0)
+    crashing_dot_row_bytes: int | None = None
     l1_bytes: int | None = None  # Ascend: L1 (cbuf) of a cube core, where tl.dot operands go
     l0c_bytes: int | None = None  # Ascend: L0C of a cube core, where tl.dot results accumulate
     max_grid: tuple[int, int, int] = (2**31 - 1, 65535, 65535)

@@ -116,10 +116,18 @@ def _stream(config: Config, case: Case) -> int:
     return case.torch_dtype.itemsize * (bm * bk + bk * bn)
 
 
-def _dots(config: Config, case: Case) -> tuple[Dot, ...]:
-    """acc += a b inside the loop over BLOCK_K; the result is stored."""
-    e = case.torch_dtype.itemsize
-    return (Dot(config["BLOCK_M"], config["BLOCK_N"], config["BLOCK_K"], e, stored=True),)
+def _dots(transposed: str) -> Callable[[Config, Case], tuple[Dot, ...]]:
+    """acc += a b inside the loop over BLOCK_K, the result stored; an operand the kernel takes
+    transposed (x^T, y^T) is transposed by the vector code: its rows run along BLOCK_K (a) or
+    BLOCK_N (b) in the UB."""
+
+    def dots(config: Config, case: Case) -> tuple[Dot, ...]:
+        bm, bn, bk = config["BLOCK_M"], config["BLOCK_N"], config["BLOCK_K"]
+        rows = {"": (), "a": (bk,), "b": (bn,)}[transposed]
+        e = case.torch_dtype.itemsize
+        return (Dot(bm, bn, bk, e, stored=True, vector=transposed, vector_rows=rows),)
+
+    return dots
 
 
 def _fits(tunable: str, key: str, default: Callable[[Case], Config]) -> BlockFits:
@@ -147,8 +155,10 @@ def bmm_kernel(
     dims: Dims,
     default: Callable[[Case], Config],
     outputs: tuple[str, ...],
+    transposed: str = "",
 ) -> KernelSpec:
-    """A kernel spec of the jagged x dense (`jagged_out`) or jagged x jagged kernel."""
+    """A kernel spec of the jagged x dense (`jagged_out`) or jagged x jagged kernel; `transposed`
+    names the operand it takes transposed ("a", "b")."""
 
     def grid(config: Config, case: Case) -> tuple[int, int]:
         m, n = (case.shape[key] for key in dims[:2])
@@ -168,7 +178,7 @@ def bmm_kernel(
             _fits("BLOCK_K", dims[2], default),
             _accumulator_registers,
         ),
-        dots=_dots,
+        dots=_dots(transposed),
         port_kernel="_jagged_dense_bmm_kernel" if jagged_out else "_jagged_jagged_bmm_kernel",
         upstream_kernel="jagged_dense_bmm_kernel" if jagged_out else "jagged_jagged_bmm_kernel",
     )
@@ -333,12 +343,12 @@ class JaggedDenseBmm(JaggedBmmOp):
         # dx = dout [sum_L, T] @ y^T [B, T, D]
         bmm_kernel(
             "bwd_dx", True, ("max_seq_len", "D", "T"),
-            lambda c: dense_bmm_default(_n(c), _d(c), _t(c)), ("dx",),
+            lambda c: dense_bmm_default(_n(c), _d(c), _t(c)), ("dx",), "b",
         ),
         # dy = x^T [D, sum_L] @ dout [sum_L, T]
         bmm_kernel(
             "bwd_dy", False, ("D", "T", "max_seq_len"),
-            lambda c: jagged_bmm_default(_d(c), _t(c)), ("dy",),
+            lambda c: jagged_bmm_default(_d(c), _t(c)), ("dy",), "a",
         ),
     )  # fmt: skip
 

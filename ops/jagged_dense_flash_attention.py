@@ -86,7 +86,7 @@ def _dk_tiles(config: Config, case: Case) -> int:
 def _fwd_dots(config: Config, case: Case) -> tuple[Dot, ...]:
     """s = q k (k loaded before the loop over BLOCK_L rows), pv = p^T v (p from the softmax)."""
     bt, bl, bd, e = _dims(config, case)
-    return Dot(bl, bt, bd, e, fixed="b"), Dot(bt, bd, bl, e, vector="a")
+    return Dot(bl, bt, bd, e, fixed="b"), Dot(bt, bd, bl, e, vector="a", vector_rows=(bt,))
 
 
 def _dq_dots(config: Config, case: Case) -> tuple[Dot, ...]:
@@ -95,9 +95,9 @@ def _dq_dots(config: Config, case: Case) -> tuple[Dot, ...]:
     bt, bl, bd, e = _dims(config, case)
     return (
         Dot(bl, bt, bd, e, fixed="a"),
-        Dot(bl, bd, bt, e, vector="a", stored=True),
+        Dot(bl, bd, bt, e, vector="a", stored=True, vector_rows=(bt,)),
         Dot(bl, bt, bd, e, fixed="a"),
-        Dot(bl, bd, bt, e, vector="a", stored=True),
+        Dot(bl, bd, bt, e, vector="a", stored=True, vector_rows=(bt,)),
     )
 
 
@@ -108,7 +108,7 @@ def _dk_dots(config: Config, case: Case) -> tuple[Dot, ...]:
     return (
         Dot(bl, bt, bd, e, fixed="b"),
         Dot(bl, bt, bd, e, fixed="b"),
-        Dot(bd, bt, bl, e, vector="b", stored=True),
+        Dot(bd, bt, bl, e, vector="b", stored=True, vector_rows=(bt,)),
     )
 
 

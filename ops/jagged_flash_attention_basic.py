@@ -158,7 +158,7 @@ def fwd_dots(config: Config, case: Case) -> tuple[Dot, ...]:
     BLOCK_N keys."""
     bm, bn, bd = config["BLOCK_M"], config["BLOCK_N"], config["BLOCK_D"]
     e = case.torch_dtype.itemsize
-    return Dot(bm, bn, bd, e), Dot(bm, next_d(case), bn, e, vector="a")
+    return Dot(bm, bn, bd, e), Dot(bm, next_d(case), bn, e, vector="a", vector_rows=(bn,))
 
 
 def bwd_dots(config: Config, case: Case) -> tuple[Dot, ...]:
@@ -169,8 +169,8 @@ def bwd_dots(config: Config, case: Case) -> tuple[Dot, ...]:
     return (
         Dot(bm, bn, bd, e, fixed="b"),
         Dot(bm, bn, bd, e, fixed="b"),
-        Dot(bn, bd, bm, e, vector="a", stored=True),
-        Dot(bn, bd, bm, e, vector="a", stored=True),
+        Dot(bn, bd, bm, e, vector="a", stored=True, vector_rows=(bn,)),
+        Dot(bn, bd, bm, e, vector="a", stored=True, vector_rows=(bn,)),
     )
 
 

@@ -45,12 +45,12 @@ class JaggedJaggedBmm(JaggedBmmOp):
         # out = x^T [D, sum_L] @ y [sum_L, T]
         bmm_kernel(
             "fwd", False, ("D", "T", "max_seq_len"),
-            lambda c: jagged_bmm_default(_d(c), _t(c)), ("out",),
+            lambda c: jagged_bmm_default(_d(c), _t(c)), ("out",), "a",
         ),
         # dx = y [sum_L, T] @ dout^T [B, T, D]
         bmm_kernel(
             "bwd_dx", True, ("max_seq_len", "D", "T"),
-            lambda c: dense_bmm_default(_n(c), _d(c), _t(c)), ("dx",),
+            lambda c: dense_bmm_default(_n(c), _d(c), _t(c)), ("dx",), "b",
         ),
         # dy = x [sum_L, D] @ dout [B, D, T]
         bmm_kernel(

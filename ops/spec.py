@@ -126,6 +126,9 @@ class Dot:
     fixed: str = ""
     vector: str = ""
     stored: bool = False
+    #: The row length, in elements, of each operand the vector code makes (or transposes), as it
+    #: lies in the UB: a transposed operand's rows run along its other dimension.
+    vector_rows: tuple[int, ...] = ()
 
 
 def cube_bytes(dots: tuple[Dot, ...], multibuffer: bool) -> tuple[int, int]:
@@ -269,7 +272,8 @@ class KernelSpec:
     def on_chip_violation(self, config: Config, case: Case, limits: DeviceLimits) -> str | None:
         """Ascend: the tiles over the unified buffer, or the dot operands over L1 or results over
         L0C. Multibuffer doubles only what a loop moves (see `cube_bytes`); the dots' operands
-        and results are counted where the compiler keeps them, not in the UB (`cube_resident`)."""
+        and results are counted where the compiler keeps them, not in the UB (`cube_resident`).
+        Also the one config pattern the soc's compiler is known to abort on."""
         multibuffer = bool(config.get("multibuffer")) and self.loops
         dots = self.dots(config, case) if self.dots is not None else ()
         if config.get(SIMT_ONLY.name) in SIMT_ONLY.values:
@@ -280,12 +284,23 @@ class KernelSpec:
             # matrix, docs/benchmarks.md): those count once, a bound from below.
             streamed = self.stream_bytes(config, case) if multibuffer and not dots else 0
             need = self.tile_bytes(config, case) - cube_resident(dots) + streamed
-            if need > limits.unified_buffer_bytes:
+            registers = limits.register_file_bytes or 0
+            if need > limits.unified_buffer_bytes + registers:
+                also = f" and {registers} B of registers" if registers else ""
                 return (
                     f"tiles need {need} B of unified buffer, over {limits.unified_buffer_bytes} B"
+                    + also
                 )
         if not dots:
             return None
+        crash = limits.crashing_dot_row_bytes
+        rows = {row * dot.size for dot in dots for row in dot.vector_rows}
+        if crash is not None and crash in rows:
+            return (
+                f"the compiler aborts on a dot operand the vector code makes with rows of {crash} "
+                "B (bishengir-compile-a5 1.2.0: an identity vtranspose replaced with a value, "
+                "AscendNPU-IR f9d978b HIVMCanonicalizations.cpp:376)"
+            )
         l1, l0c = cube_bytes(dots, multibuffer)
         if limits.l1_bytes is not None and l1 > limits.l1_bytes:
             return f"dot operands need {l1} B of L1, over {limits.l1_bytes} B"

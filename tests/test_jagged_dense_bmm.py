@@ -77,11 +77,17 @@ def test_defaults_are_feasible_and_constraints_prune(op):
     spec = all_ops()[op]
     for case in spec.cases("accuracy") + spec.cases("performance"):
         for kernel in spec.kernels:
-            for limits in (H200, npu_limits("910B"), npu_limits("950PR")):
+            for limits in (H200, npu_limits("910B")):
                 assert kernel.violation(kernel.default(case), case, limits) is None, (
                     case.name,
                     kernel.name,
                 )
+            # On the 950 only the compiler's abort on 32-byte rows of a transposed operand, which
+            # upstream's 16-wide default blocks give small 16-bit cases (README, Ascend section).
+            reason = kernel.violation(kernel.default(case), case, npu_limits("950PR"))
+            assert reason is None or (
+                reason.startswith("the compiler aborts") and case.kind == "accuracy"
+            ), (case.name, kernel.name, reason)
     case = spec.case("b1_n16_d16_t16_fp32")
     kernel = spec.kernel("fwd")
     too_big = {**kernel.default(case), "BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64}

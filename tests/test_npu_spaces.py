@@ -131,7 +131,10 @@ def test_space_json_of_the_attention_forward_has_no_warps_in_simd_mode(soc):
     assert len(configs) == 32 and not any("num_warps" in c for c in configs)
     # Every tile shape fits the model: q, k and v go to L1 only, and the largest, 128 x 128,
     # leaves 164864 B of UB tiles (the 910B's compiler plans it in 186368 B, multibuffered too).
-    assert report["rejected"] == [] and len(report["feasible"]) == 32
+    # On the 950 the compiler aborts on p's 16-element bf16 rows (BLOCK_T=16): the model says so.
+    crashes = [r for r in report["rejected"] if r["config"]["BLOCK_T"] == 16]
+    assert len(crashes) == (8 if soc == "950PR" else 0) == len(report["rejected"])
+    assert all(r["reason"].startswith("the compiler aborts on a dot operand") for r in crashes)
     assert report["judged_by"].startswith("the static constraints")
     assert report["default"]["config"]["multibuffer"] is (soc == "910B")
 

@@ -58,6 +58,17 @@ UNIFIED_BUFFER_BYTES = {
 SIMT_UNIFIED_BUFFER_BYTES = {"950PR": 216 * KIB, "950DT": 216 * KIB}
 L1_BYTES = {soc: 512 * KIB for soc in UNIFIED_BUFFER_BYTES}
 L0C_BYTES = {"910B": 128 * KIB, "910_93": 128 * KIB, "950PR": 256 * KIB, "950DT": 256 * KIB}
+#: The vector register file of the 950's AI cores, where its compiler (the "regbase" pipeline,
+#: ascendnpu-ir's bishengir-compile-a5) keeps fused intermediates that the A2/A3 one puts in the
+#: UB: 128 KiB (Ascend/triton-ascend main eeb030e7, python/triton/runtime/utils.py:48-50). On the
+#: compile matrix it plans vector kernels in up to 30% less UB than their tiles.
+REGISTER_FILE_BYTES = {"950PR": 128 * KIB, "950DT": 128 * KIB}
+#: bishengir-compile-a5 (ascendnpu-ir 1.2.0) aborts on a tl.dot operand made by vector code whose
+#: rows are 32 bytes (16 bf16 or fp16 elements): its ND-to-NZ conversion emits an identity
+#: vtranspose on memrefs, which a canonicalization replaces with a value (AscendNPU-IR f9d978b,
+#: bishengir/lib/Dialect/HIVM/IR/HIVMCanonicalizations.cpp:345-383; the same code on master).
+#: The 910B compiler rejects that transpose in its verifier and plans those configs.
+CRASHING_DOT_ROW_BYTES = {"950PR": 32, "950DT": 32}
 #: The runtime refuses a launch of more blocks than this, whatever the grid's shape.
 MAX_TOTAL_BLOCKS = 65535
 #: Parts faster than this (ms) are timed by the profiler too (`NpuBackend.cross_check`): event
@@ -91,6 +102,8 @@ def npu_limits(soc: str, mode: str = "simd") -> DeviceLimits:
         )
     return DeviceLimits(
         unified_buffer_bytes=UNIFIED_BUFFER_BYTES.get(soc),
+        register_file_bytes=REGISTER_FILE_BYTES.get(soc),
+        crashing_dot_row_bytes=CRASHING_DOT_ROW_BYTES.get(soc),
         l1_bytes=L1_BYTES.get(soc),
         l0c_bytes=L0C_BYTES.get(soc),
         max_total_blocks=MAX_TOTAL_BLOCKS,
