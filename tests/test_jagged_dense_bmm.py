@@ -96,9 +96,13 @@ def test_defaults_are_feasible_and_constraints_prune(op):
     spill = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 16, "num_warps": 2, "num_stages": 2}
     assert "registers" in kernel.violation(spill, big, H200)
     huge = {"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 256, "multibuffer": True}
-    # The compiler's words for it: "cc overflow, requires 2097152 bits while 1048576 bits".
-    assert kernel.violation(huge, big, npu_limits("910B")) == (
-        "dot results need 262144 B of L0C, over 131072 B"
+    # Over the 910B's L0C (the compiler: "cc overflow, requires 2097152 bits while 1048576 bits");
+    # jagged_jagged_bmm's forward takes x transposed, by the vector code: its UB is over first.
+    over = kernel.violation(huge, big, npu_limits("910B"))
+    assert over == (
+        "tiles need 262144 B of unified buffer, over 196608 B"
+        if op == "jagged_jagged_bmm"
+        else "dot results need 262144 B of L0C, over 131072 B"
     )
 
 
