@@ -17,12 +17,12 @@ from core.upstream import load
 from .cases import case_offsets, standard_cases
 from .spec import (
     MULTIBUFFER,
+    PROGRAMS,
     SHORT_DTYPE,
     BlockFits,
     Case,
     CaseKind,
     Config,
-    PROGRAMS,
     OpSpec,
     Tensors,
     Tunable,

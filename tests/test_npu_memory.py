@@ -149,6 +149,8 @@ def test_910b_rejects_tiles_over_its_unified_buffer_with_the_reason():
         l1_bytes=512 * KIB,
         l0c_bytes=128 * KIB,
         max_total_blocks=65535,
+        cores=24,
+        vector_cores=48,
     )
     # jagged_softmax fwd, fp16 D=64: BLOCK_L=256 x BLOCK_D=64 is over the UB multibuffered and
     # fits the model without (the compiler refuses that too, by 4096 bits: the compile step

@@ -69,6 +69,15 @@ REGISTER_FILE_BYTES = {"950PR": 128 * KIB, "950DT": 128 * KIB}
 #: bishengir/lib/Dialect/HIVM/IR/HIVMCanonicalizations.cpp:345-383; the same code on master).
 #: The 910B compiler rejects that transpose in its verifier and plans those configs.
 CRASHING_DOT_ROW_BYTES = {"950PR": 32, "950DT": 32}
+#: AI (cube) cores by soc, for a program count planned without a device (`ops.spec.PROGRAMS`):
+#: the Atlas A2 example of CANN's `--aicore_num` (ATC reference, platform_config ai_core_cnt=24,
+#: vector_core_cnt=48; hiascend.com CANN 8.5 atlasatcparam_16_0038). Some 910B SKUs have 20; a
+#: device reports its own (`NpuBackend`). The 910_93 and the 950s are left out: no public source
+#: found gives their counts. triton-ascend counts two vector cores per AI core
+#: (`num_vectorcore = num_aicore * 2`, NPUUtils.get_device_properties, Ascend/triton-ascend
+#: v3.2.0 python/triton/backends/ascend/driver.py:84-86) and bounds a vector-only kernel's grid
+#: by the vector cores, a kernel with tl.dot by the AI cores (driver.py:504-505).
+AI_CORES = {"910B": 24}
 #: The runtime refuses a launch of more blocks than this, whatever the grid's shape.
 MAX_TOTAL_BLOCKS = 65535
 #: Parts faster than this (ms) are timed by the profiler too (`NpuBackend.cross_check`): event
@@ -93,14 +102,19 @@ def check_mode(soc: str, mode: str) -> None:
 
 
 def npu_limits(soc: str, mode: str = "simd") -> DeviceLimits:
-    """The static limits of a soc in a mode (core counts are only known from a device). SIMT
-    code runs on the vector cores alone: no L1 or L0C of a cube core to check."""
+    """The static limits of a soc in a mode (core counts where `AI_CORES` has them, else only
+    from a device). SIMT code runs on the vector cores alone: no L1 or L0C of a cube core to
+    check."""
+    cores = AI_CORES.get(soc)
+    counts = {"cores": cores, "vector_cores": 2 * cores if cores else None}
     if mode == "simt":
         return DeviceLimits(
             unified_buffer_bytes=SIMT_UNIFIED_BUFFER_BYTES.get(soc),
             max_total_blocks=MAX_TOTAL_BLOCKS,
+            **counts,
         )
     return DeviceLimits(
+        **counts,
         unified_buffer_bytes=UNIFIED_BUFFER_BYTES.get(soc),
         register_file_bytes=REGISTER_FILE_BYTES.get(soc),
         crashing_dot_row_bytes=CRASHING_DOT_ROW_BYTES.get(soc),
