@@ -25,12 +25,15 @@ def test_copy_and_softmax_kernels_have_a_program_count():
         ("dense_to_jagged", "fwd"),
         ("jagged_softmax", "fwd"),
         ("jagged_softmax", "bwd"),
+        ("jagged_dense_elementwise_add", "fwd"),
+        ("jagged_dense_elementwise_add", "bwd"),
     }
 
 
 @pytest.mark.parametrize(
     "op, kernel", [("jagged_to_padded_dense", "fwd"), ("dense_to_jagged", "fwd"),
-                   ("jagged_softmax", "fwd"), ("jagged_softmax", "bwd")],
+                   ("jagged_softmax", "fwd"), ("jagged_softmax", "bwd"),
+                   ("jagged_dense_elementwise_add", "fwd"), ("jagged_dense_elementwise_add", "bwd")],
 )  # fmt: skip
 def test_every_program_count_gives_the_classic_grids_outputs(op, kernel, monkeypatch):
     """One core: programs 1, 2 and 4 each loop over several of the case's tiles."""

@@ -76,6 +76,7 @@ PORT_HELPERS: dict[str, tuple[str, ...]] = {
     "multi_head_jagged_flash_attention": _ATTENTION_HELPERS,
     "jagged_to_padded_dense": _PERSISTENT_HELPERS,
     "dense_to_jagged": _PERSISTENT_HELPERS,
+    "jagged_dense_elementwise_add": _PERSISTENT_HELPERS,
     "jagged_softmax": _PERSISTENT_HELPERS,
 }
 
