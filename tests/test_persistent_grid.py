@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from autotuner.backends import get_backend
+from autotuner.search import warm_starts
 from autotuner.search.space import space_for
 from core.limits import DeviceLimits
 from ops import get_op
@@ -74,3 +75,18 @@ def test_the_program_count_is_an_ordinal_axis():
     assert space.to_params(config)["rank_PROGRAMS"] == 2
     assert space.from_params(space.to_params(config)) == config
     assert {n["PROGRAMS"] for n in space.neighbors(config)} == {2, 4, 0}
+
+
+def test_a_winner_of_a_space_without_the_program_count_warm_starts_one_with_it():
+    """A sibling frozen before the program count existed: its tiles, on the classic grid."""
+    kernel = get_op("jagged_to_padded_dense").kernel("fwd")
+    case = get_op("jagged_to_padded_dense").case("b2048_n256_d64_fp16", "performance")
+    space = space_for(kernel, frozenset({"num_warps"}))
+    default = space.complete(kernel.default(case))
+    old = {"BLOCK_ROW": 8, "BLOCK_COL": 64, "num_warps": 2}
+    sibling = warm_starts.Sibling("other", dict(case.shape), case.dtype, "H200", old)
+    feasible = space.feasible(case, DeviceLimits(cores=132))
+    starts = warm_starts.choose(
+        space, feasible, default, 40, (case.name, case.shape, case.dtype, "H200"), [sibling]
+    )
+    assert starts == [{**old, "PROGRAMS": 0}]
