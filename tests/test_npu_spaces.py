@@ -61,7 +61,7 @@ def test_simt_spaces_search_triton_ascends_warps_in_simt_only_mode():
     assert space.from_params(space.to_params(default)) == default
     # SIMT code runs on the vector cores: the UB beside the data cache, no L1 or L0C.
     assert npu_limits("950PR", "simt") == DeviceLimits(
-        unified_buffer_bytes=216 * KIB, max_total_blocks=65535
+        unified_buffer_bytes=216 * KIB, max_total_blocks=65535, cores=36, vector_cores=72
     )
 
 
@@ -211,7 +211,12 @@ def test_compiler_options_join_only_the_spaces_of_dot_kernels_that_ask_for_them(
     # A vector-only kernel has none of them; without --npu-options no kernel has any.
     copy = get_op("jagged_to_padded_dense").kernel("fwd")
     vector = space_for(copy, profile.launch_options, profile.option_defaults)
-    assert [t.name for t in vector.tunables] == ["BLOCK_ROW", "BLOCK_COL", "multibuffer"]
+    assert [t.name for t in vector.tunables] == [
+        "BLOCK_ROW",
+        "BLOCK_COL",
+        "multibuffer",
+        "PROGRAMS",
+    ]
     plain = soc_profile("910B")
     assert "unit_flag" not in {
         t.name for t in space_for(FA.kernel("fwd"), plain.launch_options).tunables
