@@ -104,6 +104,21 @@ SIMT_ONLY = Tunable(
     default="simt_only",
     source="NPUOptions.compile_mode, Ascend/triton-ascend v3.2.0 ascend/backend/compiler.py",
 )
+#: The program count of a kernel given a persistent form: 1, 2 or 4 programs per core, each
+#: looping over the row blocks `range(pid, blocks, programs)`, or 0, the classic grid of one
+#: program per block (the default: a config that names no PROGRAMS launches as before). Ordered
+#: by programs (0, every block, last). The cores are those the kernel runs on: an Ascend NPU's
+#: vector cores (the kernels given this form have no tl.dot), a GPU's SMs (`DeviceLimits`).
+#: triton-ascend's guide: "keep the launch close to the number of physical Vector Cores and let
+#: each program process multiple tiles in an inner loop" (Ascend/triton-ascend main,
+#: docs/en/programming_guide/vector_operator.md); more programs than cores run in waves.
+PROGRAMS = Tunable(
+    "PROGRAMS",
+    (1, 2, 4, 0),
+    default=0,
+    source="Ascend/triton-ascend main docs/en/programming_guide/vector_operator.md "
+    "(grid = num_vectorcore, range(pid, num_blocks, num_core))",
+)
 
 
 @dataclass(frozen=True)
@@ -203,7 +218,8 @@ class KernelSpec:
     outputs: tuple[str, ...]
     #: The upstream default for a case (a function, since e.g. BLOCK_D = D upstream).
     default: Callable[[Case], Config]
-    #: Launch grid for a config and case, for the grid limits of a backend.
+    #: The classic launch grid for a config and case (one program per block), for the grid
+    #: limits of a backend; a kernel with `PROGRAMS` launches `launch_grid`.
     grid: Callable[[Config, Case], tuple[int, ...]]
     #: Bytes of the tiles live at once in one program (inputs in their dtype, fp32 intermediates):
     #: the unified-buffer footprint on Ascend.
@@ -224,6 +240,17 @@ class KernelSpec:
 
     def tunable(self, name: str) -> Tunable:
         return next(t for t in self.tunables if t.name == name)
+
+    def launch_grid(self, config: Config, case: Case, limits: DeviceLimits) -> tuple[int, ...]:
+        """The grid a launch of this config has: the classic `grid`, or for a program count
+        (`PROGRAMS`) that many programs per core, at most one per block. Where the device's core
+        count is unknown, the classic grid bounds it."""
+        grid = self.grid(config, case)
+        programs = config.get(PROGRAMS.name, 0)
+        cores = limits.vector_cores or limits.cores
+        if not programs or cores is None:
+            return grid
+        return (max(1, min(math.prod(grid), int(programs) * cores)),)
 
     @property
     def tile_keys(self) -> dict[str, str]:
@@ -250,7 +277,7 @@ class KernelSpec:
                 tunable = SIMT_WARPS  # Ascend SIMT code has warp counts of its own
             if tunable.name in config and config[tunable.name] not in tunable.values:
                 return f"{tunable.name}={config[tunable.name]} is outside {list(tunable.values)}"
-        grid = self.grid(config, case)
+        grid = self.launch_grid(config, case, limits)
         for axis, (size, limit) in enumerate(zip(grid, limits.max_grid, strict=False)):
             if size > limit:
                 return f"grid axis {axis} has {size} blocks, over the limit {limit}"
