@@ -92,6 +92,10 @@ class CheckOut(OnSoc):
     p_value: float
     threshold: float
     regressed: bool
+    #: "ok", "regressed" or "contended" (the device looked shared: the ratio could hide a
+    #: regression); `contention` says why.
+    outcome: str
+    contention: str | None
     gpu_ratio: float | None
     checked_at: Utc
 

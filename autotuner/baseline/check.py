@@ -1,11 +1,15 @@
 """`autotune check`: has the frozen port got slower than its baseline?
 
 For every (case, part) of an op with a "port_frozen" baseline on the soc (the newest one), the
-frozen port is timed again, interleaved with a reference that did not change: upstream at its
-defaults on the same device, else (where upstream cannot run the case) the port at upstream's
-default configs, whichever `autotune baseline` measured beside the frozen port. The verdict
-judges the frozen/reference ratio now against the same ratio at baseline time, so clocks,
-co-load and machine drift, which move both alike, cancel. A regression needs both:
+frozen port is timed again, interleaved with the references that did not change and that
+`autotune baseline` measured beside it: upstream at its defaults on the same device and the port
+at upstream's default configs (where upstream cannot run the case, that one alone). The verdict
+judges the ratio of the frozen port to the reference closest to it in duration now against the
+same ratio at baseline time, so clocks and machine drift, which move both alike, cancel. A second
+process sharing the device does not move long and short kernels alike: when references of
+dissimilar durations moved apart (`autotuner.measure.contention`), the (case, part) is
+`contended` rather than "ok", and a regression judged against a reference of dissimilar duration
+is `contended` too. A regression needs both:
 
 - the ratio grew by more than the threshold, 5% by default (`AUTOTUNE_CHECK_THRESHOLD` or
   `--threshold`): the p20-p80 bands of the H200 baselines in docs/benchmarks.md are mostly within
@@ -24,6 +28,7 @@ against interpreter baselines only, and never compared with a GPU.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +43,7 @@ from ..atk.performance_json import frozen_sections
 from ..atk.performance_json import read as read_performance_json
 from ..backends import Backend, Timing
 from ..cases.store import find, kind_for
+from ..measure.contention import Reference, closest, contention, similar
 from ..measure.environment import environment
 from ..measure.stats import mann_whitney_less
 from ..measure.toolchain import differences, toolchain
@@ -82,8 +88,10 @@ def compare_relative(
     return compare([x / scale_now for x in now], [x / scale_before for x in before], threshold)
 
 
-#: The unchanged references a frozen baseline can be judged against, in order of preference.
+#: The unchanged references a frozen baseline is measured beside.
 REFERENCE_SOURCES = ("upstream", "port_default")
+#: Durations within this factor are similar: contention moves them alike (`measure.contention`).
+SIMILAR = 2.0
 
 
 @dataclass(frozen=True)
@@ -113,6 +121,8 @@ class Checked:
             "p_value": v.p_value,
             "threshold": v.threshold,
             "regressed": v.regressed,
+            "outcome": v.outcome,
+            "contention": v.contention,
             "stale_toolchain": list(self.toolchain_changes),
             "gpu_ratio": v.gpu_ratio,
             "reference": v.reference_source,
@@ -132,6 +142,10 @@ class CheckReport:
     def regressed(self) -> bool:
         return any(c.verdict.regressed for c in self.checked)
 
+    @property
+    def contended(self) -> bool:
+        return any(c.verdict.outcome == "contended" for c in self.checked)
+
 
 def _baselines(db: Database, spec: OpSpec, soc: str) -> list[Baseline]:
     """The newest "port_frozen" baseline of every (case, part) on this soc."""
@@ -145,18 +159,23 @@ def _baselines(db: Database, spec: OpSpec, soc: str) -> list[Baseline]:
         return [latest(session, spec.name, case, part, "port_frozen", soc) for case, part in pairs]
 
 
-def _reference(db: Database, row: Baseline) -> Baseline | None:
-    """The reference measured in the same `autotune baseline` as the frozen row: the newest
-    upstream (else port_default) row of its (case, part) and soc not newer than it."""
+def _references(db: Database, row: Baseline) -> list[Baseline]:
+    """The references measured in the same `autotune baseline` as the frozen row: the newest
+    upstream and port_default rows of its (case, part) and soc not newer than it."""
     with db.sessions() as session:
-        for source in REFERENCE_SOURCES:
-            found = newest(
-                session, row.op, row.case_name, row.part, source,
-                Baseline.soc == row.soc, Baseline.measured_at <= row.measured_at,
+        found = [
+            newest(
+                session,
+                row.op,
+                row.case_name,
+                row.part,
+                source,
+                Baseline.soc == row.soc,
+                Baseline.measured_at <= row.measured_at,
             )  # fmt: skip
-            if found is not None:
-                return found
-    return None
+            for source in REFERENCE_SOURCES
+        ]
+    return [f for f in found if f is not None]
 
 
 def _toolchain_changes(
@@ -185,6 +204,64 @@ def _gpu_ratio(
     return median_ms / gpu.median_ms if gpu and gpu.median_ms > 0 else None
 
 
+def _reference_call(
+    spec: OpSpec, reference: Baseline, inputs: dict, case
+) -> Callable[[], object] | None:
+    """The call that re-measures a reference now; None where upstream cannot run the case."""
+    if reference.source == "upstream":
+        return spec.upstream_part(reference.part, inputs, case)
+    return spec.port_part(reference.part, inputs, reference.configs)
+
+
+@dataclass(frozen=True)
+class Judged:
+    outcome: str  # "ok", "regressed" or "contended"
+    contention: str | None  # why the device looked shared
+    comparison: Comparison  # against `reference`, the one closest in duration to the part
+    reference: Baseline
+    reference_now: list[float]
+    samples: list[float]
+    rounds: int
+
+
+def _judge(
+    backend: Backend,
+    row: Baseline,
+    references: list[tuple[Baseline, Callable[[], object]]],
+    frozen_call: Callable[[], object],
+    threshold: float,
+    noise: float,
+) -> Judged:
+    """Time the frozen part interleaved with its references and judge it against the reference
+    closest in duration; a suspect is confirmed by a second, independent round. A regression
+    judged against a reference of dissimilar duration on a shared device is only `contended`."""
+    near = closest([ref.median_ms for ref, _ in references], row.median_ms)
+    reference = references[near][0]
+    rounds = 0
+    while True:
+        rounds += 1
+        *references_now, samples = measure_interleaved(
+            backend, [call for _, call in references] + [frozen_call]
+        )
+        comparison = compare_relative(
+            samples, references_now[near], row.samples, reference.samples, threshold
+        )
+        if not comparison.regressed or rounds == 2:
+            break
+    moved = [
+        Reference(ref.source, ref.median_ms, statistics.median(now))
+        for (ref, _), now in zip(references, references_now, strict=True)
+    ]
+    # The interpreter shares its host with everything: its times are never a performance claim.
+    why = None if backend.is_interpreter else contention(moved, row.median_ms, noise, SIMILAR)
+    trusted = similar(reference.median_ms, row.median_ms, SIMILAR)
+    if comparison.regressed and (why is None or trusted):
+        outcome = "regressed"
+    else:
+        outcome = "ok" if why is None else "contended"
+    return Judged(outcome, why, comparison, reference, references_now[near], samples, rounds)
+
+
 def check(
     db: Database,
     spec: OpSpec,
@@ -192,12 +269,17 @@ def check(
     threshold: float,
     cases: list[str] | None = None,
     gpu_soc: str | None = None,
+    noise: float | None = None,
 ) -> CheckReport:
     """Re-time every baselined frozen (case, part), or those of the named cases, beside its
     reference, and store a verdict for each."""
     if not threshold >= 0:  # NaN too
         raise UserError(f"--threshold must be a share >= 0, e.g. 0.05; got {threshold}")
     gpu_soc = chosen_gpu_soc(db, gpu_soc)
+    if noise is None:
+        from ..settings import settings
+
+        noise = settings().check_contention_noise
     baselines = [
         row for row in _baselines(db, spec, backend.soc) if cases is None or row.case_name in cases
     ]
@@ -221,33 +303,26 @@ def check(
         if run is None:
             skipped.append(f"{row.case_name} {row.part}: not frozen on {backend.soc} any more")
             continue
-        reference = _reference(db, row)
-        if reference is None:
+        inputs = inputs_of[case.name]
+        references = [
+            (ref, call)
+            for ref in _references(db, row)
+            if (call := _reference_call(spec, ref, inputs, case)) is not None
+        ]
+        if not references:
             skipped.append(
                 f"{row.case_name} {row.part}: no upstream or port_default baseline measured with "
-                "the frozen one to judge it against; run `autotune baseline` again"
+                "the frozen one that can run here to judge it against; run `autotune baseline` "
+                "again"
             )
-            continue
-        inputs = inputs_of[case.name]
-        if reference.source == "upstream":
-            reference_call = spec.upstream_part(row.part, inputs, case)
-        else:
-            reference_call = spec.port_part(row.part, inputs, reference.configs)
-        if reference_call is None:
-            skipped.append(f"{row.case_name} {row.part}: upstream cannot run it here")
             continue
         what = f"{spec.name} {row.part}"
-        no_host_reads(reference_call, inputs, f"{what} {reference.source}")
+        for ref, call in references:
+            no_host_reads(call, inputs, f"{what} {ref.source}")
         no_host_reads(run[1], inputs, f"{what} port_frozen")
-        rounds = 0
-        while True:  # a suspect is confirmed by a second, independent round
-            rounds += 1
-            reference_now, samples = measure_interleaved(backend, [reference_call, run[1]])
-            outcome = compare_relative(
-                samples, reference_now, row.samples, reference.samples, threshold
-            )
-            if not outcome.regressed or rounds == 2:
-                break
+        judged = _judge(backend, row, references, run[1], threshold, noise)
+        reference, reference_now, samples = judged.reference, judged.reference_now, judged.samples
+        outcome, rounds = judged.comparison, judged.rounds
         timing = Timing.of(samples)
         verdict = CheckVerdict(
             op=spec.name,
@@ -260,7 +335,9 @@ def check(
             change=outcome.change,
             p_value=outcome.p_value,
             threshold=threshold,
-            regressed=outcome.regressed,
+            regressed=judged.outcome == "regressed",
+            outcome=judged.outcome,
+            contention=judged.contention,
             gpu_ratio=_gpu_ratio(db, row, timing.median_ms, backend, gpu_soc),
             reference_source=reference.source,
             reference_ms=statistics.median(reference_now),
