@@ -50,6 +50,10 @@ class OpOut(BaseModel):
     kernels: list[str]
     parts: dict[str, list[str]]
     socs: list[str]  # socs with any data in the database
+    #: Frozen configs whose kernel or launch arguments changed since they were tuned, and why in
+    #: one line (`autotuner.measure.toolchain.stale_configs`).
+    stale_configs: int = 0
+    stale: str | None = None
 
 
 class BaselineOut(BaseModel):

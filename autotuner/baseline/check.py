@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import select
@@ -46,7 +46,7 @@ from ..cases.store import find, kind_for
 from ..measure.contention import Reference, closest, contention, similar
 from ..measure.environment import environment
 from ..measure.stats import mann_whitney_less
-from ..measure.toolchain import differences, toolchain
+from ..measure.toolchain import Stale, differences, stale_configs, toolchain
 from .baseline import (
     FrozenSet,
     chosen_gpu_soc,
@@ -137,6 +137,7 @@ class Checked:
 class CheckReport:
     checked: list[Checked]
     skipped: list[str]  # "case part: why" of baselines that could not be checked
+    stale: list[Stale] = field(default_factory=list)  # the op's stale configs on this soc
 
     @property
     def regressed(self) -> bool:
@@ -178,16 +179,15 @@ def _references(db: Database, row: Baseline) -> list[Baseline]:
     return [f for f in found if f is not None]
 
 
-def _toolchain_changes(
-    spec: OpSpec, row: Baseline, soc: str, current: dict[str, str]
-) -> tuple[str, ...]:
-    """How the toolchains the part's frozen configs were tuned under (performance json) differ
-    from `current`."""
+def _toolchain_changes(spec: OpSpec, row: Baseline, soc: str, backend: Backend) -> tuple[str, ...]:
+    """Why the part's frozen configs are stale here: how the toolchains they were tuned under
+    (performance json) differ from this backend's and the port's now."""
     sections = frozen_sections(read_performance_json(performance_json(spec.name)))
     kernels = sections.get(row.case_name, {}).get(soc, {}).get("kernels", {})
     changes: list[str] = []
     for kernel in spec.parts.get(row.part, ()):
         if kernel in kernels:
+            current = toolchain(backend, spec.name, spec.kernel(kernel).port_kernel)
             found = differences(kernels[kernel].get("toolchain"), current)
             changes += [f"{kernel}: {change}" for change in found]
     return tuple(changes)
@@ -285,7 +285,6 @@ def check(
     ]
     frozen = FrozenSet.read(spec, backend.soc)
     env = environment(backend)
-    current = toolchain(backend, spec.name)
     checked, skipped = [], []
     inputs_of: dict[str, dict] = {}
     for row in baselines:
@@ -345,7 +344,7 @@ def check(
             rounds=rounds,
             environment=env,
         )
-        checked.append(Checked(row, verdict, _toolchain_changes(spec, row, backend.soc, current)))
+        checked.append(Checked(row, verdict, _toolchain_changes(spec, row, backend.soc, backend)))
     if not checked:
         why = f" ({'; '.join(skipped)})" if skipped else ""
         raise UserError(
@@ -359,4 +358,4 @@ def check(
         for c in checked:
             session.refresh(c.verdict)
         session.expunge_all()
-    return CheckReport(checked, skipped)
+    return CheckReport(checked, skipped, stale_configs(spec, backend.versions(), backend.soc))

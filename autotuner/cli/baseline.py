@@ -112,6 +112,7 @@ def check(
     from ..backends import get_backend
     from ..baseline.check import ALPHA
     from ..baseline.check import check as run_check
+    from ..measure.toolchain import stale_line
     from ..settings import settings
 
     spec = get_op(op)
@@ -159,13 +160,9 @@ def check(
             )  # fmt: skip
     for line in report.skipped:
         err_console.print(f"not checked: {line}", markup=False, highlight=False)
-    for c in report.checked:
-        if c.toolchain_changes:
-            err_console.print(
-                f"stale: {c.verdict.case_name} {c.verdict.part} was frozen under another "
-                f"toolchain ({'; '.join(c.toolchain_changes)}); tune it again",
-                markup=False, highlight=False,
-            )  # fmt: skip
+    stale = stale_line(op, report.stale)
+    if stale:
+        err_console.print(stale, markup=False, highlight=False)
     if report.regressed:
         raise typer.Exit(1)
     if report.contended:
