@@ -48,7 +48,7 @@ def _jagged2_to_padded_dense_kernel(
 
 @triton.jit
 def _padded_dense_to_jagged2_kernel(
-    dense_ptr, offsets_ptr, out_ptr, max_len,
+    dense_ptr, lengths_ptr, offsets_ptr, out_ptr, max_len,
     stride_db, stride_dm, stride_dn,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
 ):  # fmt: skip
@@ -58,14 +58,7 @@ def _padded_dense_to_jagged2_kernel(
     pid_b = tl.program_id(2).to(tl.int64)
     begin = tl.load(offsets_ptr + pid_b)
     end = tl.load(offsets_ptr + pid_b + 1)
-    # L_b = sqrt of the segment size, from the offsets here (upstream's forward computes the
-    # lengths its backward reads): no lengths kernel launched before this one. The integer
-    # steps make it exact whatever the precision of the device's sqrt.
-    size = end - begin
-    length = tl.sqrt(size.to(tl.float32)).to(tl.int64)
-    length += ((length + 1) * (length + 1) <= size).to(tl.int64)
-    length -= (length * length > size).to(tl.int64)
-    lt = tl.minimum(length, max_len).to(tl.int64)
+    lt = tl.minimum(tl.load(lengths_ptr + pid_b), max_len).to(tl.int64)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     inside = (offs_m[:, None] < lt) & (offs_n[None, :] < lt)
@@ -391,7 +384,7 @@ def padded_dense_to_jagged2_fwd(
         batch,
     )
     _padded_dense_to_jagged2_kernel[grid](
-        dense, offsets, out, max_len,
+        dense, jagged2_lengths(offsets), offsets, out, max_len,
         dense.stride(0), dense.stride(1), dense.stride(2), **blocks, **options,
     )  # fmt: skip
     return out
