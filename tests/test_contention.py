@@ -127,6 +127,16 @@ def test_a_regression_the_drifting_long_reference_would_hide_is_contended_not_ok
     assert "no reference is within 2x of the part's 0.5 ms" in v.contention
 
 
+def test_a_large_regression_of_a_part_shorter_than_its_drifting_reference_is_reported(
+    tree, tmp_path
+):
+    """Measured on the H200: frozen jagged_softmax configs made 47x slower beside the co-load."""
+    shared = SharedH200([UPSTREAM, FROZEN], slowdown=1.6, frozen_slower=3.0)
+    v = verdict_of(tmp_path, shared, sources=("upstream",))
+    assert v.outcome == "regressed" and v.contention is not None
+    assert v.absolute_change == pytest.approx(2.0, abs=1e-3)
+
+
 def test_check_exits_3_when_contended_and_says_so_and_the_dashboard_shows_it(tree, tmp_path, monkeypatch):
     freeze_case("H200")
     db = seeded(tmp_path)

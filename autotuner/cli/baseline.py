@@ -156,13 +156,13 @@ def check(
                 f"contended: {c.verdict.case_name} {c.verdict.part}: the device looks shared "
                 f"({c.verdict.contention}); its ratio could hide a regression, check it on a "
                 "quiet device",
-                markup=False, highlight=False,
+                markup=False, highlight=False, soft_wrap=True,
             )  # fmt: skip
     for line in report.skipped:
         err_console.print(f"not checked: {line}", markup=False, highlight=False)
     stale = stale_line(op, report.stale)
     if stale:
-        err_console.print(stale, markup=False, highlight=False)
+        err_console.print(stale, markup=False, highlight=False, soft_wrap=True)
     if report.regressed:
         raise typer.Exit(1)
     if report.contended:
