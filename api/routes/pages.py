@@ -75,6 +75,7 @@ def regressions(request: Request, session: SessionDep) -> HTMLResponse:
     context = {
         "checks": checks,
         "regressed": sum(c.regressed for c in checks),
+        "contended": sum(c.outcome == "contended" for c in checks),
         "failures": failures,
     }
     return templates.TemplateResponse(request, "regressions.html", context)

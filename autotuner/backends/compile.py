@@ -117,6 +117,13 @@ def ascend_compiler(soc: str) -> AscendCompiler:
     return AscendCompiler(soc, COMPILE_TARGETS[soc], binary, *_probe(binary))
 
 
+@functools.cache
+def bishengir_version(soc: str) -> str:
+    """The first line of `--version` of the soc's bishengir binary, "none" where it is missing."""
+    binary = find_binary(BINARIES[soc]) if soc in BINARIES else None
+    return _probe(binary)[0] if binary else "none"
+
+
 def _output(binary: str, flag: str) -> str:
     done = subprocess.run([binary, flag], capture_output=True, text=True, timeout=60)
     return done.stdout + done.stderr

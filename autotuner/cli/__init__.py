@@ -10,6 +10,7 @@ import typer
 
 from core.errors import UserError
 
+from ..checkout import other_checkout
 from . import atk, baseline, catalog, freeze, report, search, serve, transfer, verify
 from .common import err_console
 
@@ -40,6 +41,9 @@ app.command("ops")(catalog.list_ops)
 def main() -> None:
     """Console entry point: bad input is one line on stderr and exit code 2."""
     try:
+        mixed = other_checkout()
+        if mixed:
+            raise UserError(mixed)
         app()
     except (UserError, ValueError) as exc:
         if os.environ.get("AUTOTUNE_DEBUG") == "1":

@@ -24,13 +24,15 @@ import triton.language as tl
 
 @triton.jit
 def _fwd_kernel(
-    q_ptr, k_ptr, v_ptr, offsets_ptr, o_ptr, lse_ptr, num_heads, max_seq_len, D,
+    q_ptr, k_ptr, v_ptr, offsets_ptr, o_ptr, lse_ptr, num_heads, max_seq_len, D: tl.constexpr,
     stride_qh, stride_qm, stride_qd, stride_kh, stride_kn, stride_kd, stride_vh, stride_vn,
     stride_vd, stride_oh, stride_om, stride_od, stride_lh,
     PRECISION: tl.constexpr, NEXT_D: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
 ):  # fmt: skip
-    """One BLOCK_M block of queries of one (sequence, head); q.k reduced over D in BLOCK_D slices."""
+    """One BLOCK_M block of queries of one (sequence, head); q.k reduced over D in BLOCK_D slices.
+    D is a compile-time constant, as upstream has it: the slices over D unroll and their masks
+    fold away where BLOCK_D divides D."""
     pid_m = tl.program_id(0)
     pid_bh = tl.program_id(1)
     pid_b = pid_bh // num_heads
@@ -53,7 +55,7 @@ def _fwd_kernel(
             offs_n = start_n + tl.arange(0, BLOCK_N)
             mask_n = offs_n < seqlen
             qk = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
-            for start_d in range(0, D, BLOCK_D):
+            for start_d in tl.static_range(0, D, BLOCK_D):
                 offs_d = start_d + tl.arange(0, BLOCK_D)
                 mask_d = offs_d < D
                 q = tl.load(
