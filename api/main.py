@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
+from autotuner.report.frozen import checkout
 from autotuner.search.study import optuna_storage
 from autotuner.settings import settings
 from storage import open_database
@@ -11,8 +12,12 @@ from storage import open_database
 from .routes import accuracy, imports, pages, results, static, studies
 
 
-def create_app(db_url: str | None = None) -> FastAPI:
-    """The service over `db_url` (default: AUTOTUNE_DB); UserError if it cannot be opened."""
+def create_app(db_url: str | None = None, repository: bool = True) -> FastAPI:
+    """The service over `db_url` (default: AUTOTUNE_DB); UserError if it cannot be opened.
+
+    `repository`: also show the frozen results of the checkout the service runs in (its
+    performance json files), under the database's own.
+    """
     db = open_database(db_url or settings().db)
     app = FastAPI(
         title="autotune",
@@ -23,6 +28,7 @@ def create_app(db_url: str | None = None) -> FastAPI:
     )
     app.state.db = db
     app.state.optuna = optuna_storage(db)
+    app.state.checkout = checkout() if repository else None
     for router in (results.router, accuracy.router, studies.router, imports.router):
         app.include_router(router, prefix="/api")
     app.include_router(pages.router)

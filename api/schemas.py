@@ -49,7 +49,7 @@ class OpOut(BaseModel):
     known: bool  # defined by a module of `ops` (else only found in the database)
     kernels: list[str]
     parts: dict[str, list[str]]
-    socs: list[str]  # socs with any data in the database
+    socs: list[str]  # socs with any data in the database or frozen entries in the checkout
 
 
 class BaselineOut(BaseModel):
@@ -133,12 +133,16 @@ class CaseOut(BaseModel):
     interpreter: bool
     label: str | None
     frozen_at: Utc | None
+    #: Where the frozen config and times come from: "database", or "from the repository
+    #: (frozen at <date>, <label>)" for a checkout's performance json the database does not hold.
+    source: str | None = None
     kernels: list[FrozenKernelOut]
     frozen_ms: float | None  # sum over the part's kernels, when all are frozen
     default_ms: float | None
     speedup_over_default: float | None
     gpu_baseline_ms: float | None
     gpu_baseline_soc: str | None
+    gpu_baseline_source: str | None = None  # "database", or the source of the frozen entry
     ratio_to_gpu: float | None  # frozen / GPU baseline
     #: The frozen time's share of the soc's measured ceiling that bounds it, and which one
     #: (memory or compute); None without ceilings or a traffic model.
