@@ -5,9 +5,8 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from autotuner.report.frozen import checkout
-from autotuner.search.study import optuna_storage
 from autotuner.settings import settings
-from storage import open_database
+from storage import open_database, optuna_storage
 
 from .routes import accuracy, imports, pages, results, static, studies
 

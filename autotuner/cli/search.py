@@ -27,13 +27,18 @@ from .common import (
 
 
 def _parse_trials(text: str) -> int | float:
-    """`48` -> 48 trials; `25%` -> 0.25 of the feasible configs."""
+    """`48` -> 48 trials; `25%` -> 0.25 of the feasible configs; errors quote the text given."""
     try:
-        return float(text[:-1]) / 100 if text.endswith("%") else int(text)
+        value = float(text[:-1]) / 100 if text.endswith("%") else int(text)
     except ValueError:
         raise UserError(
             f"malformed --trials {text!r}: a number such as 48, or a share such as 25%"
         ) from None
+    if not (value > 0 if isinstance(value, int) else 0 < value <= 1):
+        raise UserError(
+            f"--trials must be a positive number of trials per study or a share in (0%, 100%], not {text}"
+        )
+    return value
 
 
 def _summary_table(summaries, title: str) -> Table:
@@ -186,7 +191,7 @@ def status(
     from ..backends.socs import is_npu_soc
     from ..report.studies import summarize
 
-    summaries = summarize(database_of(db), op=op, soc=soc)
+    summaries = summarize(database_of(db, create=False), op=op, soc=soc)
     if not summaries:
         console.print("no studies yet")
         return

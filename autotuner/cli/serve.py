@@ -12,7 +12,7 @@ from .common import DbOption
 def serve(
     db: DbOption = None,
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
+    port: Annotated[int, typer.Option(help="TCP port.", min=1, max=65535)] = 8000,
 ) -> None:
     """The dashboard and JSON API (read-only unless AUTOTUNE_API_TOKEN is set)."""
     import uvicorn
