@@ -110,7 +110,9 @@ def check(
         quiet_interpreter()
     threshold = settings().check_threshold if threshold is None else threshold
     only = [c.name for c in request.cases(spec, backend.is_interpreter)] or None
-    report = run_check(database_of(db, create=False), spec, backend, threshold, cases=only, gpu_soc=gpu_soc)
+    report = run_check(
+        database_of(db, create=False), spec, backend, threshold, cases=only, gpu_soc=gpu_soc
+    )
     if as_json:
         print(json.dumps([c.as_dict() for c in report.checked], indent=1))
     else:
