@@ -193,6 +193,11 @@ class TrialOut(BaseModel):
     source: str | None  # how the config was chosen: default, local, tpe, ...
     category: str | None  # failure category (compile, resource, timeout, infeasible, ...)
     message: str | None
+    median_ms: float | None = None  # the timing's median, p20, p80 and repetitions
+    p20_ms: float | None = None
+    p80_ms: float | None = None
+    n: int | None = None
+    error: float | None = None  # worst norm-wise relative error against the float64 reference
     started_at: Utc | None
     completed_at: Utc | None
 

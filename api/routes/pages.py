@@ -54,13 +54,17 @@ def op_page(
     )
     studies = [StudyOut.model_validate(r) for r in records]
     counts = trials.state_counts(session, [s.name for s in studies])
+    outcomes = {}
     for study in studies:
         study.trials = counts[study.name]
+        optuna_id = trials.study_id(session, study.name)
+        outcomes[study.id] = trials.outcome_counts(session, optuna_id) if optuna_id else {}
     context = {
         "op": found,
         "rows": case_rows(session, root, op),
         "history": history_rows(db, op, None),
         "studies": studies,
+        "outcomes": outcomes,
         "plots": {
             s.id: study_plots(storage, s.name, sum(s.trials.values()), s.interpreter)
             for s in studies
