@@ -231,6 +231,7 @@ def test_run_then_status(tmp_path):
         "autotune run --op dense_to_jagged: 1 studies" in result.stdout and "4/0/" in result.stdout
     )
     assert "Triton interpreter times" in result.stdout  # never shown as performance
+    assert result.stderr.strip().splitlines()[-1].startswith("next: interpreter winners")
     status = autotune("status", "--db", url)
     assert status.returncode == 0 and "b1_n8_d16_bf16" in status.stdout and "4/0/" in status.stdout
     assert "not performance numbers" in status.stdout

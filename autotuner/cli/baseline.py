@@ -18,6 +18,7 @@ from .common import (
     console,
     database_of,
     err_console,
+    next_step,
     quiet_interpreter,
 )
 
@@ -76,6 +77,8 @@ def baseline(
                 str(row.n),
             )
     console.print(table)
+    next_step(f"`autotune check --op {specs[0].name} --soc {soc}` (one op at a time) re-times the "
+              "frozen port against these baselines, exit 1 on a regression")  # fmt: skip
 
 
 @case_options
@@ -143,5 +146,6 @@ def check(
                 f"toolchain ({'; '.join(c.toolchain_changes)}); tune it again",
                 markup=False, highlight=False,
             )  # fmt: skip
+    next_step("`autotune serve` shows these verdicts on /regressions, beside the frozen results")
     if report.regressed:
         raise typer.Exit(1)

@@ -77,6 +77,12 @@ def database_if_any(url: str | None):
         return None
 
 
+def next_step(text: str) -> None:
+    """The one-line hint a stage ends with: what to run next (on stderr, so that a command's
+    output stays what it is)."""
+    err_console.print(f"next: {text}", markup=False, highlight=False, soft_wrap=True)
+
+
 def quiet_interpreter() -> None:
     # numpy warns about masked-out lanes (0/0, log 0) the interpreter still computes.
     warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"triton\..*")
