@@ -55,7 +55,7 @@ def _summary_table(summaries, title: str) -> Table:
         captions.append(
             "soc cpu: Triton interpreter times: they exercise the search, they are not performance numbers"
         )
-    table.caption = "; ".join(captions) or None
+    table.caption = "\n".join(captions) or None
     for s in summaries:
         default_ms, best_ms = s.default_ms, s.best_ms
         failures = ", ".join(f"{k} {v}" for k, v in sorted(s.failures.items()))
