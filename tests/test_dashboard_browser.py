@@ -255,3 +255,42 @@ def test_fresh_clone_shows_the_frozen_h200_results(browser, fresh_clone_url):
             source = f"from the repository (frozen at {section['date']}, {section['label']})"
             assert cells["source"].text == source
         assert _severe(browser) == []
+
+
+@pytest.fixture(scope="module")
+def cpu_run(tmp_path_factory):
+    """A real `cpu` run of one small study (the interpreter), served: (base URL, study id)."""
+    from autotuner.search import runner
+
+    url = f"sqlite:///{tmp_path_factory.mktemp('cpu_run') / 'run.db'}"
+    (record,) = runner.run("dense_to_jagged", "cpu", kernels=None, cases=["b1_n8_d16_bf16"],
+                           trials=4, db_url=url, seed=0, timeout_s=120)  # fmt: skip
+    server, base = _serve(create_app(url, repository=False))
+    yield base, record.id
+    server.should_exit = True
+
+
+def test_trial_table_filters_after_a_cpu_run(browser, browser_without_js, cpu_run):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    base, study_id = cpu_run
+
+    def rows(driver) -> list[tuple[str, str]]:
+        found = driver.find_elements(By.CSS_SELECTOR, "table.trials tbody tr")
+        return [(tr.get_attribute("data-state"), tr.get_attribute("data-category")) for tr in found]
+
+    browser.get(f"{base}/studies/{study_id}")
+    every = rows(browser)
+    assert ("COMPLETE", "") in every and ("FAIL", "infeasible") in every
+    Select(browser.find_element(By.NAME, "category")).select_by_visible_text("infeasible")
+    browser.find_element(By.CSS_SELECTOR, "form.filters button").click()
+    infeasible = rows(browser)
+    assert infeasible == [r for r in every if r[1] == "infeasible"]
+    assert "category=infeasible" in browser.current_url
+    assert _severe(browser) == []
+    browser_without_js.get(f"{base}/studies/{study_id}")  # the filter links need no script
+    browser_without_js.find_element(By.LINK_TEXT, "complete").click()
+    assert set(rows(browser_without_js)) == {("COMPLETE", "")}
+    browser_without_js.find_element(By.CSS_SELECTOR, "table.trials tbody tr td a").click()
+    assert "Trial " in browser_without_js.find_element(By.TAG_NAME, "h1").text
