@@ -13,6 +13,7 @@ from .common import (
     NpuModeOption,
     NpuOptionsOption,
     console,
+    database_if_any,
     database_of,
     npu_option_names,
 )
@@ -80,7 +81,7 @@ def list_cases(
     rows = [(c, c.kind, "") for kind in ("accuracy", "performance") for c in spec.cases(kind)]  # type: ignore[arg-type]
     rows += [
         (c, "user", str(e.get("source", "")))
-        for c, e in user_cases(spec, "performance", database_of(db))
+        for c, e in user_cases(spec, "performance", database_if_any(db))
     ]
     for case, kind, source in rows:
         lengths = case.lengths or (0,)
