@@ -85,7 +85,9 @@ class UpstreamSource:
             )
         spec = importlib.util.find_spec(self.package)
         if spec is None or not spec.submodule_search_locations:
-            raise UserError(f"{self.wheel} is installed but its {self.package} package was not found")
+            raise UserError(
+                f"{self.wheel} is installed but its {self.package} package was not found"
+            )
         return Path(next(iter(spec.submodule_search_locations)))
 
     def _checkout_root(self) -> Path:

@@ -146,7 +146,9 @@ def dx_stream(config: Config, case: Case) -> int:
     return 2 * config["BLOCK_N"] * block_d(case) * case.torch_dtype.itemsize
 
 
-def reduce_tiles(partials: int) -> tuple[Callable[[Config, Case], int], Callable[[Config, Case], int]]:
+def reduce_tiles(
+    partials: int,
+) -> tuple[Callable[[Config, Case], int], Callable[[Config, Case], int]]:
     """(tile_bytes, stream_bytes) of the sum over `partials` fp32 partial-row tensors: each a
     loaded tile and an accumulator."""
 
@@ -165,9 +167,7 @@ def row_kernels(
 ) -> tuple[KernelSpec, ...]:  # fmt: skip
     """The three kernels of a norm: `names` gives each its (port, upstream) function names."""
     tiles, stream = reduce_tiles(partials)
-    rows = dict(
-        tunables=ROW_TUNABLES, grid=_rows_grid, constraints=(ROWS_FIT, fits_registers)
-    )
+    rows = dict(tunables=ROW_TUNABLES, grid=_rows_grid, constraints=(ROWS_FIT, fits_registers))
     return (
         KernelSpec(
             name="fwd", outputs=outputs["fwd"], default=fwd_default, tile_bytes=fwd_tiles,
@@ -270,7 +270,9 @@ class NormOp(OpSpec):
         if kernel == "bwd_dx":
             return {**inputs, **stats}
         n = x.size(0)
-        count = programs(self.kernel("bwd_dx").default(self._case_of(inputs)), self._case_of(inputs))
+        count = programs(
+            self.kernel("bwd_dx").default(self._case_of(inputs)), self._case_of(inputs)
+        )
         group = torch.arange(n, device=x.device) % count
         terms = self.row_terms({**inputs, **stats})
         partial = {

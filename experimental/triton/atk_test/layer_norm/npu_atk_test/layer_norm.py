@@ -43,7 +43,9 @@ def _layer_norm_fwd_kernel(
         tl.store(Mean + rows, mean, mask=row_mask)
         tl.store(Rstd + rows, rstd, mask=row_mask)
         y = centered * rstd[:, None] * w[None, :] + b[None, :]
-        tl.store(Y + rows64[:, None] * stride_y + cols[None, :], y.to(Y.dtype.element_ty), mask=mask)
+        tl.store(
+            Y + rows64[:, None] * stride_y + cols[None, :], y.to(Y.dtype.element_ty), mask=mask
+        )
 
 
 @triton.jit
@@ -72,7 +74,9 @@ def _layer_norm_bwd_dx_kernel(
         c1 = tl.sum(xhat * wdy, axis=1) / D
         c2 = tl.sum(wdy, axis=1) / D
         dx = (wdy - (xhat * c1[:, None] + c2[:, None])) * rstd[:, None]
-        tl.store(DX + rows64[:, None] * stride_dx + cols[None, :], dx.to(DX.dtype.element_ty), mask=mask)
+        tl.store(
+            DX + rows64[:, None] * stride_dx + cols[None, :], dx.to(DX.dtype.element_ty), mask=mask
+        )
         dw += tl.sum(dy * xhat, axis=0)
         db += tl.sum(dy, axis=0)
     tl.store(DW_PARTIAL + pid.to(tl.int64) * D + cols, dw, mask=col_mask)
