@@ -91,7 +91,52 @@ def _rms_norm_bwd_dw_kernel(DW_PARTIAL, DW, P, D, BLOCK_N: tl.constexpr, BLOCK_D
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
 # Launch configs frozen per soc, kernel and case, the code that picks one at run time, and the
 # launcher helpers this port shares with others (autotuner.atk.generated_block.PORT_HELPERS).
-FROZEN_CONFIGS = {}
+FROZEN_CONFIGS = {
+    "H200": {
+        "bwd_dw": [
+            {
+                "case": "n131072_d256_bf16",
+                "dtype": "bfloat16",
+                "shape": {"N": 131072, "D": 256},
+                "config": {"BLOCK_N": 64, "BLOCK_D": 4, "num_warps": 8},
+            },
+            {
+                "case": "n262144_d512_fp16",
+                "dtype": "float16",
+                "shape": {"N": 262144, "D": 512},
+                "config": {"BLOCK_N": 64, "BLOCK_D": 4, "num_warps": 8},
+            },
+        ],
+        "bwd_dx": [
+            {
+                "case": "n131072_d256_bf16",
+                "dtype": "bfloat16",
+                "shape": {"N": 131072, "D": 256},
+                "config": {"BLOCK_N": 1, "PROGRAMS": 4096, "num_warps": 1},
+            },
+            {
+                "case": "n262144_d512_fp16",
+                "dtype": "float16",
+                "shape": {"N": 262144, "D": 512},
+                "config": {"BLOCK_N": 1, "PROGRAMS": 2048, "num_warps": 1},
+            },
+        ],
+        "fwd": [
+            {
+                "case": "n131072_d256_bf16",
+                "dtype": "bfloat16",
+                "shape": {"N": 131072, "D": 256},
+                "config": {"BLOCK_N": 2, "PROGRAMS": 32768, "num_warps": 1},
+            },
+            {
+                "case": "n262144_d512_fp16",
+                "dtype": "float16",
+                "shape": {"N": 262144, "D": 512},
+                "config": {"BLOCK_N": 2, "PROGRAMS": 32768, "num_warps": 2},
+            },
+        ],
+    },
+}
 
 _SOC_PATTERNS = (
     ("^Ascend950PR", "950PR"),
