@@ -196,6 +196,16 @@ def summary(paths: list[str]) -> str:
             "Refused by the compiler, accepted by the model now (the compile step catches them "
             "before any timing): " + (", ".join(f"{k} {v}" for k, v in sorted(caught.items())) or "none") + "."
         )  # fmt: skip
+        defaults = [r for r in everything if r["default"]]
+        if defaults:
+            refused = Counter(
+                f"{r['op']}:{r['kernel']} ({r['category']})"
+                for r in defaults if r["category"] not in OK
+            )  # fmt: skip
+            lines.append(
+                f"Default configs: {len(defaults)}, of them refused by the compiler: "
+                + (", ".join(f"{k} {v}" for k, v in sorted(refused.items())) or "none") + "."
+            )  # fmt: skip
         errors: dict[str, Counter] = defaultdict(Counter)
         for r in mine:
             if r["category"] not in OK and not r["category"].endswith("overflow"):
