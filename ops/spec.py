@@ -7,6 +7,7 @@ finds it. The port it describes lives in the op's ATK folder and is loaded by pa
 from __future__ import annotations
 
 import math
+import types
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from typing import Literal
 import torch
 
 from core.limits import DeviceLimits
+from core.upstream import FBGEMM, UpstreamSource, load
 
 from .jagged import skewed_lengths, user_lengths
 
@@ -360,10 +362,19 @@ class BlockFits:
 class Upstream:
     """Where the upstream kernels of an op come from (see core.upstream)."""
 
-    file: str  # relative to the fbgemm_gpu package, e.g. "sll/triton/triton_jagged_softmax.py"
+    file: str  # relative to the source's root, e.g. "sll/triton/triton_jagged_softmax.py"
     sha256: str
     functions: tuple[str, ...]  # the public entry points the op calls
     lines: str  # line range in the upstream file, e.g. "17-864"
+    source: UpstreamSource = FBGEMM
+
+    def load(self) -> types.ModuleType:
+        """The upstream module, checked against its pin (UserError, one line, where it cannot)."""
+        return load(self.file, self.sha256, self.source)
+
+    def missing(self) -> str | None:
+        """Why upstream cannot be loaded here (one line: no checkout, say), or None."""
+        return self.source.missing()
 
 
 class OpSpec(ABC):

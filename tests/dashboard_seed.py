@@ -16,7 +16,6 @@ from optuna.distributions import IntDistribution
 from optuna.trial import TrialState, create_trial
 from sqlalchemy import select
 
-from autotuner.search.study import optuna_storage
 from storage import (
     AccuracyResult,
     Baseline,
@@ -25,6 +24,7 @@ from storage import (
     FrozenVersion,
     StudyRecord,
     open_database,
+    optuna_storage,
 )
 
 JTPD = "jagged_to_padded_dense"
@@ -120,6 +120,7 @@ def _check(baseline: Baseline, median: float, change: float, regressed: bool, at
         p_value=0.001 if regressed else 0.4,
         threshold=0.05,
         regressed=regressed,
+        outcome="regressed" if regressed else "ok",
         gpu_ratio=median / 0.0305,
         environment={},
         checked_at=at,

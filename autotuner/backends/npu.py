@@ -41,7 +41,7 @@ from core.limits import DeviceLimits
 
 from . import compile_verdict, npu_options, triton_ascend
 from .base import Backend, Timing
-from .compile import prints_memory
+from .compile import bishengir_version, prints_memory
 from .compiler_log import compiler_log
 from .socs import NPU_SOCS, soc_from_device_name
 
@@ -315,6 +315,7 @@ class NpuBackend(Backend):
             "torch_npu": str(getattr(torch_npu, "__version__", "unknown")),
             "triton": triton.__version__,  # triton-ascend installs as `triton`
             "cann": cann_version(),
+            "bishengir": bishengir_version(self.soc),
             "device": self.device_name,
             "npu_mode": self.mode,
             "timer": f"npu events, {self.flush_bytes >> 20} MiB zeroed before each repetition",
