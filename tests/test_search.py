@@ -266,8 +266,8 @@ def test_ctrl_c_leaves_the_database_consistent_and_resume_finishes(db_url):
 
 
 def test_a_share_of_the_space_as_budget(db_url):
-    (record,) = tune(db_url, trials=0.25)
-    assert record.budget == int(0.25 * record.feasible_size) and record.strategy == "local"
+    (record,) = tune(db_url, trials=0.06)  # 14 of the 240 (tiles x warps x program counts)
+    assert record.budget == int(0.06 * record.feasible_size) and record.strategy == "local"
     measured = [t for t in trials_of(db_url, record.name) if t.state == TrialState.COMPLETE]
     assert len(measured) == record.budget
     sources = [t.user_attrs["source"] for t in sorted(measured, key=lambda t: t.number)]
