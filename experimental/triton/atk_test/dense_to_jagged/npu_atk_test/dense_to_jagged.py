@@ -271,17 +271,24 @@ def _launch_config(kernel, config, shape, tensor):
     return (*_configure(kernel, config, shape, tensor), config.get("PROGRAMS", 0))
 
 
+_CORES = {}  # device -> its core count, read once (a launch must not wait for it)
+
+
 def _cores(device):
     """The cores a program count counts in: an Ascend NPU's vector cores (triton-ascend's
     `num_vectorcore`; these kernels have no tl.dot), a GPU's SMs, the host's CPUs for the
     interpreter (which runs programs one after another)."""
-    if device.type == "npu":
-        from triton.runtime import driver
+    if device not in _CORES:
+        if device.type == "npu":
+            from triton.runtime import driver
 
-        return driver.active.utils.get_device_properties(device.index or 0)["num_vectorcore"]
-    if device.type == "cuda":
-        return torch.cuda.get_device_properties(device).multi_processor_count
-    return os.cpu_count() or 1
+            properties = driver.active.utils.get_device_properties(device.index or 0)
+            _CORES[device] = properties["num_vectorcore"]
+        elif device.type == "cuda":
+            _CORES[device] = torch.cuda.get_device_properties(device).multi_processor_count
+        else:
+            _CORES[device] = os.cpu_count() or 1
+    return _CORES[device]
 
 
 def _grid(blocks, programs, device):
