@@ -46,7 +46,7 @@ LAUNCH_OPTIONS = {
 
 #: The helpers of the template that only some ports call, in the order the template has them.
 OPTIONAL_HELPERS = (
-    "_launch_config",
+    "_programs_config",
     "_cores",
     "_grid",
     "_precision",
@@ -65,7 +65,7 @@ _BMM_HELPERS = (
 )
 _ATTENTION_HELPERS = ("_precision", "_block_d")
 #: The launch of a kernel with a program count (`ops.spec.PROGRAMS`): a persistent grid.
-_PERSISTENT_HELPERS = ("_launch_config", "_cores", "_grid")
+_PERSISTENT_HELPERS = ("_programs_config", "_cores", "_grid")
 #: The optional helpers in each port's block, by op (the port file is `<op>.py`); an op not named
 #: here gets the helpers every block has.
 PORT_HELPERS: dict[str, tuple[str, ...]] = {

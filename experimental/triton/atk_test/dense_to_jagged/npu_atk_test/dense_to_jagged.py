@@ -261,7 +261,7 @@ def _configure(kernel, config, shape, tensor):
     return _split_config(config, tensor.device)
 
 
-def _launch_config(kernel, config, shape, tensor):
+def _programs_config(kernel, config, shape, tensor):
     """_configure's (constexprs, launch options) and the config's program count: PROGRAMS
     programs per core, or 0 (a config that names none) for one program per block."""
     if config is None:
@@ -326,7 +326,7 @@ def dense_to_jagged(dense, offsets, total_rows=None, *, config=None, check=False
         _check_offsets(jagged_offsets, total_rows)
     batch, max_len, d = dense.shape
     shape = {"B": batch, "max_seq_len": max_len, "D": d}
-    blocks, options, programs = _launch_config("fwd", config, shape, dense)
+    blocks, options, programs = _programs_config("fwd", config, shape, dense)
     values = torch.empty(total_rows, d, dtype=dense.dtype, device=dense.device)
     if values.numel() == 0:
         return values, offsets

@@ -331,7 +331,7 @@ def _configure(kernel, config, shape, tensor):
     return _split_config(config, tensor.device)
 
 
-def _launch_config(kernel, config, shape, tensor):
+def _programs_config(kernel, config, shape, tensor):
     """_configure's (constexprs, launch options) and the config's program count: PROGRAMS
     programs per core, or 0 (a config that names none) for one program per block."""
     if config is None:
@@ -393,7 +393,7 @@ def jagged_dense_elementwise_add_fwd(x, x_offsets, y, *, config=None, check=Fals
         _check_offsets(x_offsets, x.size(0))
     batch, max_len, d = y.shape
     shape = {"B": batch, "max_seq_len": max_len, "D": d}
-    blocks, options, programs = _launch_config("fwd", config, shape, x)
+    blocks, options, programs = _programs_config("fwd", config, shape, x)
     out = torch.empty_like(x)
     if out.numel() == 0:
         return out
@@ -420,7 +420,7 @@ def jagged_dense_elementwise_add_bwd(
         _check_offsets(x_offsets, grad_output.size(0))
     batch, d = x_offsets.numel() - 1, grad_output.size(1)
     shape = {"B": batch, "max_seq_len": max_len, "D": d}
-    blocks, options, programs = _launch_config("bwd", config, shape, grad_output)
+    blocks, options, programs = _programs_config("bwd", config, shape, grad_output)
     dy = torch.empty(batch, max_len, d, dtype=grad_output.dtype, device=grad_output.device)
     if dy.numel() == 0:
         return grad_output, dy

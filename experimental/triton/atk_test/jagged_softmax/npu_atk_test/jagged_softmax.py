@@ -350,7 +350,7 @@ def _configure(kernel, config, shape, tensor):
     return _split_config(config, tensor.device)
 
 
-def _launch_config(kernel, config, shape, tensor):
+def _programs_config(kernel, config, shape, tensor):
     """_configure's (constexprs, launch options) and the config's program count: PROGRAMS
     programs per core, or 0 (a config that names none) for one program per block."""
     if config is None:
@@ -421,7 +421,7 @@ def jagged_softmax_forward(x, x_offsets, max_seq_len, *, config=None, check=Fals
         _check_inputs(x, x_offsets, max_seq_len)
     batch, d = x_offsets.numel() - 1, x.size(1)
     shape = {"B": batch, "max_seq_len": int(max_seq_len), "D": d}
-    blocks, options, programs = _launch_config("fwd", config, shape, x)
+    blocks, options, programs = _programs_config("fwd", config, shape, x)
     y = torch.empty_like(x)
     if y.numel() == 0:
         return y
@@ -440,7 +440,7 @@ def jagged_softmax_backward(grad_output, y, x_offsets, max_seq_len, *, config=No
         _check_inputs(y, x_offsets, max_seq_len, grad_output)
     batch, d = x_offsets.numel() - 1, y.size(1)
     shape = {"B": batch, "max_seq_len": int(max_seq_len), "D": d}
-    blocks, options, programs = _launch_config("bwd", config, shape, y)
+    blocks, options, programs = _programs_config("bwd", config, shape, y)
     grad = torch.empty_like(y)
     if grad.numel() == 0:
         return grad

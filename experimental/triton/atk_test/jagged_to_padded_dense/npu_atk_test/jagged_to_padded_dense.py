@@ -256,7 +256,7 @@ def _configure(kernel, config, shape, tensor):
     return _split_config(config, tensor.device)
 
 
-def _launch_config(kernel, config, shape, tensor):
+def _programs_config(kernel, config, shape, tensor):
     """_configure's (constexprs, launch options) and the config's program count: PROGRAMS
     programs per core, or 0 (a config that names none) for one program per block."""
     if config is None:
@@ -320,7 +320,7 @@ def jagged_to_padded_dense(
         _check_offsets(offsets, values.size(0))
     batch, d = offsets.numel() - 1, values.size(1)
     shape = {"B": batch, "max_seq_len": max_len, "D": d}
-    blocks, options, programs = _launch_config("fwd", config, shape, values)
+    blocks, options, programs = _programs_config("fwd", config, shape, values)
     out = torch.empty(batch, max_len, d, dtype=values.dtype, device=values.device)
     if out.numel() == 0:
         return out
