@@ -137,7 +137,9 @@ def test_a_large_regression_of_a_part_shorter_than_its_drifting_reference_is_rep
     assert v.absolute_change == pytest.approx(2.0, abs=1e-3)
 
 
-def test_check_exits_3_when_contended_and_says_so_and_the_dashboard_shows_it(tree, tmp_path, monkeypatch):
+def test_check_exits_3_when_contended_and_says_so_and_the_dashboard_shows_it(
+    tree, tmp_path, monkeypatch
+):
     freeze_case("H200")
     db = seeded(tmp_path)
     shared = SharedH200([UPSTREAM, PORT_DEFAULT, FROZEN], slowdown=1.6)
