@@ -159,3 +159,26 @@ def test_each_version_is_part_of_it(key, monkeypatch):
     versions = CpuBackend.versions
     monkeypatch.setattr(CpuBackend, "versions", lambda self: {**versions(self), key: "0.0.1"})
     assert toolchain(backend, COPY_OP, get_op(COPY_OP).kernels[0].port_kernel)[key] == "0.0.1"
+
+
+def test_status_and_the_dashboard_count_stale_configs_per_op(tree, tmp_path):
+    from fastapi.testclient import TestClient
+
+    from api.main import create_app
+    from autotuner.measure.toolchain import stale_configs
+
+    from .conftest import autotune_cli
+
+    url = f"sqlite:///{tmp_path / 'empty.db'}"
+    spec = get_op(SOFTMAX)
+    count = len(stale_configs(spec))
+    assert count  # the checked-in configs were tuned before launch fingerprints were recorded
+    html = TestClient(create_app(url)).get("/").text
+    assert f'data-stale="{SOFTMAX}" title="stale: {SOFTMAX}: {count} frozen configs' in html
+    assert f"({count} stale)" in html
+    status = autotune_cli("status", "--op", SOFTMAX, "--db", url, env={"AUTOTUNE_ROOT": str(tree)})
+    assert status.returncode == 0, status.stderr
+    (line,) = [x for x in status.stdout.splitlines() if x.startswith("stale:")]
+    assert line.startswith(f"stale: {SOFTMAX}: {count} frozen configs (bwd, fwd): ")
+    write_recorded_fingerprints(spec)
+    assert f'data-stale="{SOFTMAX}"' not in TestClient(create_app(url)).get("/").text
