@@ -4,12 +4,19 @@ the newest accuracy verdict of the case."""
 from __future__ import annotations
 
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from autotuner.backends.socs import CPU
+from autotuner.report.frozen import (
+    DATABASE,
+    RepositoryVersion,
+    repository_stamp,
+    repository_versions,
+)
 from autotuner.report.roofline import from_row, share
 from ops import all_ops
 from ops.spec import Case
@@ -52,40 +59,49 @@ _CACHE: dict[tuple[str | None, str | None], tuple[tuple, list[CaseOut]]] = {}
 _CACHE_SIZE = 256
 
 
-def _data_version(session: Session) -> tuple:
-    """The newest id of each table the rows come from (rows are only ever added)."""
+def _data_version(session: Session, root: Path | None) -> tuple:
+    """The newest id of each table the rows come from (rows are only ever added), and the
+    modification times of the checkout's performance json files."""
     tables = (FrozenVersion, Baseline, CheckVerdict, AccuracyResult, DeviceCeiling)
     newest = [select(func.max(m.id)).scalar_subquery() for m in tables]
-    return (str(session.get_bind().url), *session.execute(select(*newest)).one())
+    stamp = (str(root), *repository_stamp(root))
+    return (str(session.get_bind().url), *session.execute(select(*newest)).one(), stamp)
 
 
-def case_rows(session: Session, op: str | None = None, soc: str | None = None) -> list[CaseOut]:
-    """Every (op, soc, case, part) with a frozen entry, a baseline or a check, sorted; rebuilt
-    only when the data changed (the overview of a large campaign takes a few hundred ms)."""
-    version = _data_version(session)
+def case_rows(
+    session: Session, root: Path | None, op: str | None = None, soc: str | None = None
+) -> list[CaseOut]:
+    """Every (op, soc, case, part) with a frozen entry (of the database, else of the checkout
+    `root`), a baseline or a check, sorted; rebuilt only when the data changed (the overview of a
+    large campaign takes a few hundred ms)."""
+    version = _data_version(session, root)
     cached = _CACHE.get((op, soc))
     if cached and cached[0] == version:
         return cached[1]
-    rows = _build_rows(session, op, soc)
+    rows = _build_rows(session, root, op, soc)
     if len(_CACHE) >= _CACHE_SIZE:
         _CACHE.clear()
     _CACHE[(op, soc)] = (version, rows)
     return rows
 
 
-def _build_rows(session: Session, op: str | None, soc: str | None) -> list[CaseOut]:
+def _build_rows(
+    session: Session, root: Path | None, op: str | None, soc: str | None
+) -> list[CaseOut]:
     kernels: dict[Key, list[FrozenKernelOut]] = defaultdict(list)
-    versions: dict[Key, FrozenVersion] = {}
+    versions: dict[Key, FrozenVersion | RepositoryVersion] = {}
     baselines: dict[Key, list[BaselineOut]] = defaultdict(list)
     checks: dict[Key, CheckOut] = {}
     parts = {name: spec.parts for name, spec in all_ops().items()}
-    for version in newest.frozen_versions(session, op, soc):
+    # The database's frozen versions first: a case they hold overrides the checkout's entry.
+    stored = newest.frozen_versions(session, op, soc)
+    for version in [*stored, *repository_versions(root, op, soc)]:
         op_parts = parts.get(version.op, {})
         for name, entry in version.entries.items():
             kernel, _, case = name.partition(" ")
             key = (version.op, version.soc, case, _part_of(op_parts, kernel))
-            kernels[key].append(_kernel(kernel, entry))
-            versions[key] = version
+            if versions.setdefault(key, version) is version:
+                kernels[key].append(_kernel(kernel, entry))
     for row in newest.baselines(session, op, soc):
         key = (row.op, row.soc, row.case_name, row.part)
         baselines[key].append(BaselineOut.model_validate(row))
@@ -109,7 +125,9 @@ def _build_rows(session: Session, op: str | None, soc: str | None) -> list[CaseO
         frozen_ms = _total([k.median_ms for k in frozen]) if complete else None
         default_ms = _total([k.default_ms for k in frozen]) if complete else None
         interpreter = soc_name == CPU or any(b.interpreter for b in baselines.get(key, []))
-        speedup = gpu_ms = gpu_soc = ratio = reached = None
+        version = versions.get(key)
+        source = _source(version)
+        speedup = gpu_ms = gpu_soc = gpu_source = ratio = reached = None
         if not interpreter:
             if len(frozen) == 1:
                 speedup = frozen[0].speedup_over_default
@@ -117,9 +135,10 @@ def _build_rows(session: Session, op: str | None, soc: str | None) -> list[CaseO
                 speedup = default_ms / frozen_ms
             upstream = gpu.get((op_name, case, part))
             if upstream:
-                gpu_ms, gpu_soc = upstream.median_ms, upstream.soc
-            elif len(frozen) == 1:  # recorded at freeze time
+                gpu_ms, gpu_soc, gpu_source = upstream.median_ms, upstream.soc, DATABASE
+            elif len(frozen) == 1 and frozen[0].gpu_baseline_ms:  # recorded at freeze time
                 gpu_ms, gpu_soc = frozen[0].gpu_baseline_ms, frozen[0].gpu_baseline_soc
+                gpu_source = source
             ratio = frozen_ms / gpu_ms if frozen_ms and gpu_ms else None
             if frozen_ms and op_name in specs and soc_name in ceilings:
                 spec = specs[op_name]
@@ -129,7 +148,6 @@ def _build_rows(session: Session, op: str | None, soc: str | None) -> list[CaseO
                 if case in known_cases[op_name]:
                     reached = share(spec, known_cases[op_name][case], part, frozen_ms,
                                     ceilings[soc_name])  # fmt: skip
-        version = versions.get(key)
         rows.append(
             CaseOut(
                 op=op_name,
@@ -139,12 +157,14 @@ def _build_rows(session: Session, op: str | None, soc: str | None) -> list[CaseO
                 interpreter=interpreter,
                 label=version.label if version else None,
                 frozen_at=version.created_at if version else None,
+                source=source,
                 kernels=frozen,
                 frozen_ms=frozen_ms,
                 default_ms=default_ms,
                 speedup_over_default=speedup,
                 gpu_baseline_ms=gpu_ms,
                 gpu_baseline_soc=gpu_soc,
+                gpu_baseline_source=gpu_source,
                 ratio_to_gpu=ratio,
                 roofline=reached.bound if reached else None,
                 roofline_bound=reached.bound_by if reached else None,
@@ -154,6 +174,13 @@ def _build_rows(session: Session, op: str | None, soc: str | None) -> list[CaseO
             )
         )
     return rows
+
+
+def _source(version: FrozenVersion | RepositoryVersion | None) -> str | None:
+    """Where a row's frozen config and times come from."""
+    if isinstance(version, RepositoryVersion):
+        return version.source
+    return DATABASE if version is not None else None
 
 
 def accuracy_cells(

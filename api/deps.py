@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Query, Request, status
@@ -42,6 +43,14 @@ def get_optuna(request: Request) -> RDBStorage:
 
 
 OptunaDep = Annotated[RDBStorage, Depends(get_optuna)]
+
+
+def get_checkout(request: Request) -> Path | None:
+    """The checkout whose frozen results the pages show beside the database's (None: none)."""
+    return request.app.state.checkout
+
+
+CheckoutDep = Annotated[Path | None, Depends(get_checkout)]
 
 
 @dataclass(frozen=True)

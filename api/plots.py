@@ -1,8 +1,10 @@
-"""Plotly charts as HTML fragments: per study its optimization history and parameter importances;
-for the overview, per op its speedup over the default and its ratio to the GPU."""
+"""Plotly charts as HTML fragments: per study its optimization history, parameter importances and
+the parallel coordinates of its trials; for the overview, per op its speedup over the default and
+its ratio to the GPU."""
 
 from __future__ import annotations
 
+import math
 import statistics
 import warnings
 from collections import defaultdict
@@ -12,9 +14,9 @@ import optuna
 from optuna.storages import RDBStorage
 from optuna.trial import TrialState
 from optuna.visualization import plot_optimization_history, plot_param_importances
-from plotly.graph_objects import Bar, Figure
+from plotly.graph_objects import Bar, Figure, Parcoords
 
-from .schemas import CaseOut
+from .schemas import CaseOut, TrialOut
 
 #: Height of every chart (its div is otherwise as tall as its container).
 HEIGHT = "380px"
@@ -105,3 +107,45 @@ def study_plots(storage: RDBStorage, name: str, trials: int, interpreter: bool) 
     except Exception as exc:  # degenerate studies (e.g. one config only) make the evaluators raise
         return StudyPlots(history, None, f"parameter importances unavailable: {exc}")
     return StudyPlots(history, importances, None)
+
+
+def parallel_coordinates(trials: list[TrialOut], interpreter: bool) -> str | None:
+    """The completed trials as lines across the axes of their tunables, coloured by time (log2
+    axes for powers of two, named as the configs name them); None with fewer than two."""
+    complete = [t for t in trials if t.state == "COMPLETE" and t.value and t.config]
+    if len(complete) < 2:
+        return None
+    names = list(dict.fromkeys(name for t in complete for name in t.config))
+    axes = []
+    for name in names:
+        values = [t.config.get(name) for t in complete]
+        numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
+        if not numeric:  # a switch or a mode: its values as positions
+            labels = sorted({str(v) for v in values})
+            axes.append({"label": name, "values": [labels.index(str(v)) for v in values],
+                         "tickvals": list(range(len(labels))), "ticktext": labels})  # fmt: skip
+            continue
+        ticks = sorted(set(values))
+        power = all(v > 0 and math.log2(v).is_integer() for v in ticks)
+        axes.append({
+            "label": name,
+            "values": [math.log2(v) for v in values] if power else values,
+            "tickvals": [math.log2(v) for v in ticks] if power else ticks,
+            "ticktext": [str(v) for v in ticks],
+        })  # fmt: skip
+    times = [t.value for t in complete]
+    target = "interpreter ms (not performance)" if interpreter else "median ms"
+    axes.append({"label": target, "values": times})
+    figure = Figure(
+        Parcoords(
+            line={
+                "color": [math.log10(v) for v in times],
+                "colorscale": "Viridis_r",
+                "showscale": True,
+                "colorbar": {"title": "log10 ms"},
+            },
+            dimensions=axes,
+        )  # fmt: skip
+    )
+    figure.update_layout(title=f"{len(complete)} completed trials", margin={"l": 60, "r": 40})
+    return _html(figure, div_id="parallel-coordinates")

@@ -49,7 +49,7 @@ class OpOut(BaseModel):
     known: bool  # defined by a module of `ops` (else only found in the database)
     kernels: list[str]
     parts: dict[str, list[str]]
-    socs: list[str]  # socs with any data in the database
+    socs: list[str]  # socs with any data in the database or frozen entries in the checkout
     #: Frozen configs whose kernel or launch arguments changed since they were tuned, and why in
     #: one line (`autotuner.measure.toolchain.stale_configs`).
     stale_configs: int = 0
@@ -141,12 +141,16 @@ class CaseOut(BaseModel):
     interpreter: bool
     label: str | None
     frozen_at: Utc | None
+    #: Where the frozen config and times come from: "database", or "from the repository
+    #: (frozen at <date>, <label>)" for a checkout's performance json the database does not hold.
+    source: str | None = None
     kernels: list[FrozenKernelOut]
     frozen_ms: float | None  # sum over the part's kernels, when all are frozen
     default_ms: float | None
     speedup_over_default: float | None
     gpu_baseline_ms: float | None
     gpu_baseline_soc: str | None
+    gpu_baseline_source: str | None = None  # "database", or the source of the frozen entry
     ratio_to_gpu: float | None  # frozen / GPU baseline
     #: The frozen time's share of the soc's measured ceiling that bounds it, and which one
     #: (memory or compute); None without ceilings or a traffic model.
@@ -197,6 +201,11 @@ class TrialOut(BaseModel):
     source: str | None  # how the config was chosen: default, local, tpe, ...
     category: str | None  # failure category (compile, resource, timeout, infeasible, ...)
     message: str | None
+    median_ms: float | None = None  # the timing's median, p20, p80 and repetitions
+    p20_ms: float | None = None
+    p80_ms: float | None = None
+    n: int | None = None
+    error: float | None = None  # worst norm-wise relative error against the float64 reference
     started_at: Utc | None
     completed_at: Utc | None
 

@@ -5,7 +5,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import Column, DateTime, Float, Integer, MetaData, String, Table, Text, func, select
+from sqlalchemy import (
+    Column,
+    DateTime,
+    Float,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    exists,
+    func,
+    select,
+)
 from sqlalchemy.orm import Session
 
 from .schemas import TrialOut
@@ -43,8 +55,11 @@ trial_user_attributes = Table(
     Column("key", String),
     Column("value_json", Text),
 )
-#: The user attributes a trial row shows.
-ATTRIBUTES = ("config", "source", "category", "message")
+#: The user attributes a trial row shows (the numbers of `autotune trials`).
+ATTRIBUTES = ("config", "source", "category", "message", "median_ms", "p20_ms", "p80_ms", "n",
+              "error")  # fmt: skip
+#: How a trial table may be sorted: by number, by time (missing last) or by state.
+SORTS = ("number", "value", "state")
 
 
 def state_counts(session: Session, names: list[str]) -> dict[str, dict[str, int]]:
@@ -61,16 +76,94 @@ def state_counts(session: Session, names: list[str]) -> dict[str, dict[str, int]
     return counts
 
 
+def outcome_counts(session: Session, optuna_id: int) -> dict[str, int]:
+    """How a study's trials ended, in the words `autotune run` and `status` use: complete,
+    infeasible (rejected before compiling), each failure category, running, ...."""
+    category = (
+        select(trial_user_attributes.c.value_json)
+        .where(
+            trial_user_attributes.c.trial_id == trials.c.trial_id,
+            trial_user_attributes.c.key == "category",
+        )
+        .scalar_subquery()
+    )
+    query = (
+        select(trials.c.state, category, func.count())
+        .where(trials.c.study_id == optuna_id)
+        .group_by(trials.c.state, category)
+    )
+    counts: dict[str, int] = {}
+    for state, value_json, n in session.execute(query):
+        name = state.lower() if state != "FAIL" else json.loads(value_json or '"unknown"')
+        counts[name] = counts.get(name, 0) + n
+    return dict(sorted(counts.items(), key=lambda item: (item[0] != "complete", item[0])))
+
+
+def categories(session: Session, optuna_id: int) -> list[str]:
+    """The failure categories the study's trials have, sorted."""
+    query = (
+        select(trial_user_attributes.c.value_json)
+        .join(trials, trials.c.trial_id == trial_user_attributes.c.trial_id)
+        .where(trials.c.study_id == optuna_id, trial_user_attributes.c.key == "category")
+        .distinct()
+    )
+    return sorted(json.loads(v) for v in session.scalars(query))
+
+
 def study_id(session: Session, name: str) -> int | None:
     return session.scalar(select(studies.c.study_id).where(studies.c.study_name == name))
 
 
-def count(session: Session, optuna_id: int) -> int:
-    return session.scalar(select(func.count()).where(trials.c.study_id == optuna_id)) or 0
+def _where(optuna_id: int, state: str | None, category: str | None) -> list:
+    where = [trials.c.study_id == optuna_id]
+    if state:
+        where.append(trials.c.state == state)
+    if category:
+        where.append(
+            exists().where(
+                trial_user_attributes.c.trial_id == trials.c.trial_id,
+                trial_user_attributes.c.key == "category",
+                trial_user_attributes.c.value_json == json.dumps(category),
+            )
+        )
+    return where
 
 
-def page(session: Session, optuna_id: int, limit: int, offset: int) -> list[TrialOut]:
-    """Trials of one Optuna study by number, with their value and user attributes."""
+def count(
+    session: Session, optuna_id: int, state: str | None = None, category: str | None = None
+) -> int:
+    query = select(func.count()).select_from(trials).where(*_where(optuna_id, state, category))
+    return session.scalar(query) or 0
+
+
+def page(
+    session: Session,
+    optuna_id: int,
+    limit: int,
+    offset: int,
+    state: str | None = None,
+    category: str | None = None,
+    sort: str = "number",
+) -> list[TrialOut]:
+    """Trials of one Optuna study (of `state`, failed with `category`), sorted by `sort` (one of
+    SORTS) then number, with their value and user attributes."""
+    value = trial_values.c.value
+    order = {
+        "number": (trials.c.number,),
+        "value": (value.is_(None), value, trials.c.number),
+        "state": (trials.c.state, trials.c.number),
+    }[sort]
+    return _read(session, _where(optuna_id, state, category), order, limit, offset)
+
+
+def trial(session: Session, optuna_id: int, number: int) -> TrialOut | None:
+    """One trial of the study by its number."""
+    where = [trials.c.study_id == optuna_id, trials.c.number == number]
+    found = _read(session, where, (trials.c.number,), 1, 0)
+    return found[0] if found else None
+
+
+def _read(session: Session, where: list, order: tuple, limit: int, offset: int) -> list[TrialOut]:
     rows = session.execute(
         select(
             trials.c.trial_id,
@@ -85,8 +178,8 @@ def page(session: Session, optuna_id: int, limit: int, offset: int) -> list[Tria
             trial_values,
             (trial_values.c.trial_id == trials.c.trial_id) & (trial_values.c.objective == 0),
         )
-        .where(trials.c.study_id == optuna_id)
-        .order_by(trials.c.number)
+        .where(*where)
+        .order_by(*order)
         .limit(limit)
         .offset(offset)
     ).all()
@@ -106,10 +199,7 @@ def page(session: Session, optuna_id: int, limit: int, offset: int) -> list[Tria
             number=row.number,
             state=row.state,
             value=row.value if row.value_type == "FINITE" else None,
-            config=attributes[row.trial_id].get("config"),
-            source=attributes[row.trial_id].get("source"),
-            category=attributes[row.trial_id].get("category"),
-            message=attributes[row.trial_id].get("message"),
+            **{key: attributes[row.trial_id].get(key) for key in ATTRIBUTES},
             started_at=row.datetime_start,
             completed_at=row.datetime_complete,
         )

@@ -35,6 +35,9 @@ class Settings(BaseSettings):
     #: most of its time on the host (compiles, the float64 CPU golden), so while one process
     #: compiles or computes its golden, another uses the device. Capped by the host's CPU cores.
     verify_jobs_per_device: int = 4
+    #: Where an optuna-dashboard on the same database answers (e.g. http://127.0.0.1:8080), for
+    #: the study pages' links; `autotune serve --optuna-dashboard PORT` sets it for its own.
+    optuna_dashboard_url: str | None = None
 
 
 @cache

@@ -31,8 +31,15 @@ import optuna
 from optuna.storages._rdb import models as optuna_models
 from sqlalchemy import insert, select
 
-from autotuner.search.study import optuna_storage
-from storage import Baseline, CheckVerdict, Claim, FrozenVersion, StudyRecord, open_database
+from storage import (
+    Baseline,
+    CheckVerdict,
+    Claim,
+    FrozenVersion,
+    StudyRecord,
+    open_database,
+    optuna_storage,
+)
 
 SOCS = ("H200", "950PR")
 PAGES = ("/", "/regressions", "/api/cases", "/api/regressions")

@@ -1,7 +1,7 @@
 """Storage: SQLAlchemy 2.0 models and sessions, and export and import between databases
 (`transfer`); Optuna's own tables live in the same database."""
 
-from .db import Database, open_database
+from .db import Database, MissingDatabase, open_database, optuna_storage
 from .models import (
     AccuracyResult,
     Base,
@@ -24,10 +24,12 @@ __all__ = [
     "Claim",
     "CompileRecord",
     "Database",
+    "MissingDatabase",
     "DeviceCeiling",
     "FrozenVersion",
     "Run",
     "StudyRecord",
     "UserCase",
     "open_database",
+    "optuna_storage",
 ]

@@ -80,10 +80,36 @@ def _schema_lock(engine: Engine) -> Iterator[None]:
         yield
 
 
-def open_database(url: str) -> Database:
-    """Connect (one-line UserError if unreachable) and bring the schema to the newest revision."""
+class MissingDatabase(UserError):
+    """A SQLite file that does not exist, asked for by a command that only reads."""
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file of a SQLite URL; None for other databases and in-memory SQLite."""
+    try:
+        parsed = sa.engine.make_url(url)
+    except ArgumentError:
+        return None
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(parsed.database)
+
+
+def open_database(url: str, create: bool = True) -> Database:
+    """Connect (one-line UserError if unreachable) and bring the schema to the newest revision.
+
+    `create=False` (commands that only read): a SQLite file that does not exist is a
+    `MissingDatabase` naming it, and nothing is created (a mistyped path reads as an error, not
+    as an empty database).
+    """
     import optuna
 
+    path = sqlite_file(url)
+    if not create and path is not None and not path.is_file():
+        raise MissingDatabase(
+            f"no database at {path.resolve()}: nothing recorded there yet "
+            "(check --db or AUTOTUNE_DB; `autotune run` creates it)"
+        )
     engine = _engine(url)
     try:
         with _schema_lock(engine):
@@ -99,3 +125,11 @@ def open_database(url: str) -> Database:
             f"cannot reach the database {sa.engine.make_url(url).render_as_string(hide_password=True)}: {reason}"
         ) from None
     return Database(url, engine, sessionmaker(engine, expire_on_commit=False))
+
+
+def optuna_storage(db: Database):
+    """Optuna's tables in our database, engines checked before use (PostgreSQL restarts)."""
+    import optuna
+
+    engine_kwargs = {} if db.url.startswith("sqlite") else {"pool_pre_ping": True}
+    return optuna.storages.RDBStorage(db.url, engine_kwargs=engine_kwargs, heartbeat_interval=None)

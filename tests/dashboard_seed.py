@@ -16,7 +16,6 @@ from optuna.distributions import IntDistribution
 from optuna.trial import TrialState, create_trial
 from sqlalchemy import select
 
-from autotuner.search.study import optuna_storage
 from storage import (
     AccuracyResult,
     Baseline,
@@ -25,6 +24,7 @@ from storage import (
     FrozenVersion,
     StudyRecord,
     open_database,
+    optuna_storage,
 )
 
 JTPD = "jagged_to_padded_dense"

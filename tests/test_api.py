@@ -43,7 +43,7 @@ def seeded(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def client(seeded):
-    return TestClient(create_app(seeded.url))
+    return TestClient(create_app(seeded.url, repository=False))
 
 
 @pytest.fixture
@@ -291,7 +291,7 @@ def test_the_token_is_checked_before_the_body_is_read(seeded, api_token):
     import asyncio
 
     api_token("s3cret")
-    app, reads, sent = create_app(seeded.url), [], []
+    app, reads, sent = create_app(seeded.url, repository=False), [], []
 
     async def receive():
         reads.append(1)

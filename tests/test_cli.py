@@ -131,7 +131,7 @@ def test_verify_a_custom_case(tmp_path):
         ),
         (
             ["run", "--op", "dense_to_jagged", "--soc", "cpu", "--trials", "150%"],
-            "error: --trials must be a positive number of trials per study or a share in (0%, 100%], not 1.5",
+            "error: --trials must be a positive number of trials per study or a share in (0%, 100%], not 150%",
         ),
         (
             ["run", "--op", "dense_to_jagged", "--soc", "cpu", "--trials", "many"],
@@ -143,7 +143,22 @@ def test_verify_a_custom_case(tmp_path):
         ),
         (
             ["status", "--db", "sqlite:////no/such/dir/x.db"],
-            "error: cannot reach the database sqlite:////no/such/dir/x.db: folder /no/such/dir does not exist",
+            "error: no database at /no/such/dir/x.db: nothing recorded there yet",
+        ),
+        (
+            ["serve", "--port", "99999"],
+            "error: Invalid value for '--port': Input should be less than or equal to 65535 "
+            "(see autotune serve --help)",
+        ),
+        (
+            ["check", "--op", "jagged_softmax", "--soc", "cpu", "--threshold", "abc"],
+            "error: Invalid value for '--threshold': ",
+        ),
+        (["status", "--op"], "error: Option '--op' requires an argument."),
+        (["nosuch"], "error: No such command 'nosuch'."),
+        (
+            ["export", "/no/such/dir/out.json"],
+            "error: cannot write /no/such/dir/out.json: folder /no/such/dir does not exist",
         ),
     ],
 )
@@ -152,6 +167,39 @@ def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path):
     assert result.returncode == 2, result.stdout + result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(message), result.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["status"],
+        ["trials", "--op", "jagged_softmax"],
+        ["report", "--soc", "H200"],
+        ["check", "--op", "jagged_softmax", "--soc", "cpu"],
+        ["export", "out.json"],
+    ],
+)
+def test_reading_commands_never_create_a_database(args, tmp_path):
+    """A mistyped --db is one line naming the file, exit 2, and no file appears."""
+    missing = tmp_path / "mistyped.db"
+    result = autotune(*args, "--db", f"sqlite:///{missing}")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"error: no database at {missing}: nothing recorded there yet "
+        "(check --db or AUTOTUNE_DB; `autotune run` creates it)"
+    ]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_show_and_cases_read_the_checkout_without_a_database(tmp_path):
+    """Their main source is the checkout: a missing database is a note, and none is created."""
+    missing = tmp_path / "none.db"
+    for args in (["show", "--op", "jagged_softmax"], ["cases", "--op", "jagged_softmax"]):
+        result = autotune(*args, "--db", f"sqlite:///{missing}")
+        assert result.returncode == 0, result.stderr
+        assert result.stderr.startswith(f"note: no database at {missing}")
+    assert "b2048_n256_d64_fp16" in result.stdout
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_lint_command(tree):
@@ -183,6 +231,7 @@ def test_run_then_status(tmp_path):
         "autotune run --op dense_to_jagged: 1 studies" in result.stdout and "4/0/" in result.stdout
     )
     assert "Triton interpreter times" in result.stdout  # never shown as performance
+    assert result.stderr.strip().splitlines()[-1].startswith("next: interpreter winners")
     status = autotune("status", "--db", url)
     assert status.returncode == 0 and "b1_n8_d16_bf16" in status.stdout and "4/0/" in status.stdout
     assert "not performance numbers" in status.stdout

@@ -40,22 +40,26 @@ def seeded(tmp_path_factory):
     return seed(tmp_path_factory.mktemp("browser"))
 
 
-@pytest.fixture(scope="module")
-def base_url(seeded):
+def _serve(app) -> tuple[uvicorn.Server, str]:
     """The app under uvicorn in a thread, on a port the OS picked."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(create_app(seeded.url), log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
     while not server.started:
         assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    return server, f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+@pytest.fixture(scope="module")
+def base_url(seeded):
+    """The seeded database only (the checkout's frozen results left out)."""
+    server, base = _serve(create_app(seeded.url, repository=False))
+    yield base
     server.should_exit = True
-    thread.join(10)
-    sock.close()
 
 
 def _chrome(javascript: bool):
@@ -218,3 +222,75 @@ def test_overview_without_javascript(browser_without_js, base_url):
     browser_without_js.get(f"{base_url}/ops/{JTPD}")  # scripts really are off: no chart drawn
     assert browser_without_js.find_elements(By.CSS_SELECTOR, "div.chart")
     assert not browser_without_js.find_elements(By.CSS_SELECTOR, ".plot-container")
+
+
+@pytest.fixture(scope="module")
+def fresh_clone_url(tmp_path_factory):
+    """The app over an empty database in this checkout, as on a fresh clone."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('fresh') / 'empty.db'}"
+    server, base = _serve(create_app(url))
+    yield base
+    server.should_exit = True
+
+
+def test_fresh_clone_shows_the_frozen_h200_results(browser, fresh_clone_url):
+    from autotuner.atk.performance_json import frozen_sections, read
+    from core.paths import performance_json
+
+    browser.get(f"{fresh_clone_url}/")
+    overview = _table(browser)
+    for op in all_ops():
+        frozen = {
+            case: section
+            for case, by_soc in frozen_sections(read(performance_json(op))).items()
+            if (section := by_soc.get("H200"))
+        }
+        assert frozen, op
+        on_overview = {k[2] for k in overview if k[0] == op and k[1] == "H200"}
+        assert on_overview == set(frozen), op
+        browser.get(f"{fresh_clone_url}/ops/{op}")
+        rows = _table(browser)
+        for case, section in frozen.items():
+            cells = next(c for k, c in rows.items() if k[1] == "H200" and k[2] == case)
+            source = f"from the repository (frozen at {section['date']}, {section['label']})"
+            assert cells["source"].text == source
+        assert _severe(browser) == []
+
+
+@pytest.fixture(scope="module")
+def cpu_run(tmp_path_factory):
+    """A real `cpu` run of one small study (the interpreter), served: (base URL, study id)."""
+    from autotuner.search import runner
+
+    url = f"sqlite:///{tmp_path_factory.mktemp('cpu_run') / 'run.db'}"
+    (record,) = runner.run("dense_to_jagged", "cpu", kernels=None, cases=["b1_n8_d16_bf16"],
+                           trials=4, db_url=url, seed=0, timeout_s=120)  # fmt: skip
+    server, base = _serve(create_app(url, repository=False))
+    yield base, record.id
+    server.should_exit = True
+
+
+def test_trial_table_filters_after_a_cpu_run(browser, browser_without_js, cpu_run):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    base, study_id = cpu_run
+
+    def rows(driver) -> list[tuple[str, str]]:
+        found = driver.find_elements(By.CSS_SELECTOR, "table.trials tbody tr")
+        return [(tr.get_attribute("data-state"), tr.get_attribute("data-category")) for tr in found]
+
+    browser.get(f"{base}/studies/{study_id}")
+    every = rows(browser)
+    assert ("COMPLETE", "") in every and ("FAIL", "infeasible") in every
+    Select(browser.find_element(By.NAME, "category")).select_by_visible_text("infeasible")
+    browser.find_element(By.CSS_SELECTOR, "form.filters button").click()
+    infeasible = rows(browser)
+    assert infeasible == [r for r in every if r[1] == "infeasible"]
+    assert "category=infeasible" in browser.current_url
+    assert _severe(browser) == []
+    browser_without_js.get(f"{base}/studies/{study_id}")  # the filter links need no script
+    browser_without_js.find_element(By.LINK_TEXT, "complete").click()
+    assert set(rows(browser_without_js)) == {("COMPLETE", "")}
+    browser_without_js.find_element(By.CSS_SELECTOR, "table.trials tbody tr td a").click()
+    assert "Trial " in browser_without_js.find_element(By.TAG_NAME, "h1").text

@@ -61,7 +61,12 @@ def test_freeze_writes_all_three_files_and_a_version(tuned):
     assert frozen["label"] == "M1" and frozen["kernels"]["fwd"]["config"] == winner
     numbers = frozen["kernels"]["fwd"]
     assert numbers["p20_ms"] <= numbers["median_ms"] <= numbers["p80_ms"] and numbers["n"] >= 20
-    assert numbers["default_config"] == {"BLOCK_ROW": 32, "BLOCK_COL": 32, "num_warps": 4}
+    assert numbers["default_config"] == {
+        "BLOCK_ROW": 32,
+        "BLOCK_COL": 32,
+        "num_warps": 4,
+        "PROGRAMS": 0,
+    }
     assert numbers["study"] == record.name and numbers["environment"]["soc"] == "cpu"
     assert [c["name"] for c in document["cases"]] == [c.name for c in SPEC.cases("performance")]
     configs = json.loads(frozen_configs_file("cpu", OP).read_text())
@@ -327,6 +332,10 @@ def test_run_and_freeze_act_on_the_checkout_they_are_run_in(tmp_path):
     assert tuned.returncode == 0, tuned.stderr
     frozen = autotune("freeze", "--op", OP, "--soc", "cpu", "--force", "--db", url, cwd=inside)
     assert frozen.returncode == 0, frozen.stderr
+    # it says that it wrote interpreter winners, and how to undo that
+    assert "soc cpu: these winners are Triton interpreter timings, not performance" in frozen.stdout
+    assert "undo: git checkout -- " in frozen.stdout
+    assert frozen.stderr.strip().splitlines()[-1].startswith(f"next: `autotune baseline --op {OP}")
     written = json.loads((clone / "frozen_configs" / "cpu" / f"{OP}.json").read_text())
     assert [e["case"] for e in written["frozen"]["fwd"]] == [TUNED]
     assert TUNED in (clone / port_file(OP).relative_to(ROOT)).read_text()

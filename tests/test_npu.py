@@ -27,10 +27,9 @@ from autotuner.backends.npu import (
 from autotuner.backends.socs import soc_from_device_name
 from autotuner.backends.triton_ascend import FAMILY_950, TritonAscend
 from autotuner.report.studies import summarize
-from autotuner.search.study import optuna_storage
 from core.errors import UserError
 from core.limits import DeviceLimits
-from storage import StudyRecord, open_database
+from storage import StudyRecord, open_database, optuna_storage
 
 from .conftest import KIB, autotune_cli
 

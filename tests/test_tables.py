@@ -20,9 +20,8 @@ from autotuner.report.performance import (
     with_geomeans,
 )
 from autotuner.report.roofline import Ceilings, share, stored_ceilings
-from autotuner.search.study import optuna_storage
 from ops import get_op
-from storage import Baseline, DeviceCeiling, StudyRecord, open_database
+from storage import Baseline, DeviceCeiling, StudyRecord, open_database, optuna_storage
 
 from .conftest import ROOT
 

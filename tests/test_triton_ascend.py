@@ -94,7 +94,9 @@ def test_what_the_service_reads_of_triton_ascend_3_2():
     found = json.loads(result.stdout.strip().splitlines()[-1])
     options = found["compiler"].pop("options")
     # The launch options 3.2.0's NPUOptions declares: what a compiler-option tunable can name.
-    assert {"multibuffer", "unit_flag", "enable_hivm_auto_cv_balance", "sync_solver"} <= set(options)
+    assert {"multibuffer", "unit_flag", "enable_hivm_auto_cv_balance", "sync_solver"} <= set(
+        options
+    )
     # The capability gate: 3.2.0 hard-codes compile_on_910_95 = False, multibuffer on.
     assert found["compiler"] == {
         "version": "3.2.0",

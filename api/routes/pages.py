@@ -15,7 +15,7 @@ from storage import StudyRecord
 from .. import newest, trials
 from ..cases import case_rows
 from ..catalog import known_ops
-from ..deps import DatabaseDep, OptunaDep, SessionDep
+from ..deps import CheckoutDep, DatabaseDep, OptunaDep, SessionDep
 from ..formatting import FILTERS
 from ..plots import overview_chart, study_plots
 from ..schemas import AccuracyOut, CheckOut, StudyOut
@@ -27,20 +27,25 @@ router = APIRouter(include_in_schema=False, default_response_class=HTMLResponse)
 
 
 @router.get("/")
-def overview(request: Request, session: SessionDep) -> HTMLResponse:
+def overview(request: Request, session: SessionDep, root: CheckoutDep) -> HTMLResponse:
     """Every op x case x soc: frozen time, GPU baseline, ratio, speedup, roofline, last check,
     accuracy; a chart of the speedups and ratios per op."""
-    rows = case_rows(session)
-    context = {"rows": rows, "ops": known_ops(session), "chart": overview_chart(rows)}
+    rows = case_rows(session, root)
+    context = {"rows": rows, "ops": known_ops(session, root), "chart": overview_chart(rows)}
     return templates.TemplateResponse(request, "overview.html", context)
 
 
 @router.get("/ops/{op}")
 def op_page(
-    request: Request, op: str, db: DatabaseDep, session: SessionDep, storage: OptunaDep
+    request: Request,
+    op: str,
+    db: DatabaseDep,
+    session: SessionDep,
+    storage: OptunaDep,
+    root: CheckoutDep,
 ) -> HTMLResponse:
     """An op: its frozen table, its history across labels, and the charts of each study."""
-    found = next((o for o in known_ops(session) if o.name == op), None)
+    found = next((o for o in known_ops(session, root) if o.name == op), None)
     if found is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"unknown op {op!r}")
     query = select(StudyRecord).where(StudyRecord.op == op)
@@ -49,13 +54,17 @@ def op_page(
     )
     studies = [StudyOut.model_validate(r) for r in records]
     counts = trials.state_counts(session, [s.name for s in studies])
+    outcomes = {}
     for study in studies:
         study.trials = counts[study.name]
+        optuna_id = trials.study_id(session, study.name)
+        outcomes[study.id] = trials.outcome_counts(session, optuna_id) if optuna_id else {}
     context = {
         "op": found,
-        "rows": case_rows(session, op),
+        "rows": case_rows(session, root, op),
         "history": history_rows(db, op, None),
         "studies": studies,
+        "outcomes": outcomes,
         "plots": {
             s.id: study_plots(storage, s.name, sum(s.trials.values()), s.interpreter)
             for s in studies

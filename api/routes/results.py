@@ -13,24 +13,29 @@ from storage import Baseline, FrozenVersion
 from .. import newest, paging
 from ..cases import case_rows
 from ..catalog import known_ops
-from ..deps import NAME_PATTERN, OpFilter, PagingDep, SessionDep, SocFilter
+from ..deps import NAME_PATTERN, CheckoutDep, OpFilter, PagingDep, SessionDep, SocFilter
 from ..schemas import BaselineOut, CaseOut, CheckOut, FrozenVersionOut, OpOut, Page
 
 router = APIRouter(tags=["results"])
 
 
 @router.get("/ops")
-def list_ops(session: SessionDep) -> list[OpOut]:
+def list_ops(session: SessionDep, root: CheckoutDep) -> list[OpOut]:
     """The ops of `ops` and those found only in the database, with the socs they have data on."""
-    return known_ops(session)
+    return known_ops(session, root)
 
 
 @router.get("/cases")
 def list_cases(
-    session: SessionDep, page: PagingDep, op: OpFilter = None, soc: SocFilter = None
+    session: SessionDep,
+    root: CheckoutDep,
+    page: PagingDep,
+    op: OpFilter = None,
+    soc: SocFilter = None,
 ) -> Page[CaseOut]:
-    """Per (op, soc, case, part): frozen time, GPU baseline, ratio, newest baselines and check."""
-    return paging.cut(case_rows(session, op, soc), page)
+    """Per (op, soc, case, part): frozen time, GPU baseline, ratio, newest baselines and check;
+    `source` says whether the frozen entry is the database's or the checkout's."""
+    return paging.cut(case_rows(session, root, op, soc), page)
 
 
 @router.get("/baselines")

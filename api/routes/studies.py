@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Path, status
+from fastapi import APIRouter, HTTPException, Path, Query, status
 from sqlalchemy import select
 
 from storage import StudyRecord
@@ -14,6 +14,21 @@ from ..deps import OpFilter, PagingDep, SessionDep, SocFilter
 from ..schemas import Message, Page, StudyOut, TrialOut
 
 router = APIRouter(tags=["studies"])
+
+StudyId = Annotated[int, Path(ge=1, le=2**31 - 1, description="Id of a study record.")]
+StateFilter = Annotated[
+    str | None,
+    Query(pattern="^(COMPLETE|FAIL|RUNNING|PRUNED|WAITING)?$", description="Only this state."),
+]
+CategoryFilter = Annotated[
+    str | None,
+    Query(
+        max_length=64, pattern=r"^[A-Za-z0-9_.\-]*$", description="Only failures of this category."
+    ),
+]
+SortOrder = Annotated[
+    str, Query(pattern=f"^({'|'.join(trials.SORTS)})$", description="Sort by number, value, state.")
+]
 
 
 @router.get("/studies")
@@ -43,9 +58,13 @@ def list_studies(
 def list_trials(
     session: SessionDep,
     page: PagingDep,
-    study_id: Annotated[int, Path(ge=1, le=2**31 - 1, description="Id of a study record.")],
+    study_id: StudyId,
+    state: StateFilter = None,
+    category: CategoryFilter = None,
+    sort: SortOrder = "number",
 ) -> Page[TrialOut]:
-    """The study's Optuna trials by number: state, value, config and failure reason."""
+    """The study's Optuna trials (of a state, failed with a category), by number or as sorted:
+    state, value, config, times, error and failure reason."""
     record = session.get(StudyRecord, study_id)
     if record is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no study with id {study_id}")
@@ -53,8 +72,8 @@ def list_trials(
     if optuna_id is None:  # recorded, but its Optuna study is gone
         return paging.cut([], page)
     return Page(
-        items=trials.page(session, optuna_id, page.limit, page.offset),
-        total=trials.count(session, optuna_id),
+        items=trials.page(session, optuna_id, page.limit, page.offset, state, category, sort),
+        total=trials.count(session, optuna_id, state, category),
         limit=page.limit,
         offset=page.offset,
     )

@@ -38,16 +38,37 @@ app.command("cases")(catalog.list_cases)
 app.command("ops")(catalog.list_ops)
 
 
+def _fail(message: str, code: int = 2) -> None:
+    err_console.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
+    sys.exit(code)
+
+
+def _usage_line(exc: typer.TyperException) -> str:
+    """A usage error as one line, with where to read the command's options."""
+    text = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+    context = getattr(exc, "ctx", None)
+    command = context.info_name if context is not None and context.parent is not None else ""
+    return f"{text.splitlines()[0] if text else type(exc).__name__} (see autotune {command} --help)".replace(
+        "  ", " "
+    )
+
+
 def main() -> None:
-    """Console entry point: bad input is one line on stderr and exit code 2."""
+    """Console entry point: bad input, ours or an option's that typer refused, is one line on
+    stderr and exit code 2 (typer's `Usage:` lines and boxes left out)."""
+    if len(sys.argv) < 2:
+        app()  # no arguments: the help, as typer writes it
     try:
         mixed = other_checkout()
         if mixed:
             raise UserError(mixed)
-        app()
+        code = app(standalone_mode=False)
+    except typer.TyperException as exc:  # typer's usage errors: bad or missing options
+        _fail(_usage_line(exc), getattr(exc, "exit_code", 2))
+    except typer.Abort:
+        sys.exit(130)
     except (UserError, ValueError) as exc:
         if os.environ.get("AUTOTUNE_DEBUG") == "1":
             raise
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        err_console.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
-        sys.exit(2)
+        _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    sys.exit(code if isinstance(code, int) else 0)

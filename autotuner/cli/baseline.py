@@ -18,6 +18,7 @@ from .common import (
     console,
     database_of,
     err_console,
+    next_step,
     quiet_interpreter,
 )
 
@@ -85,6 +86,8 @@ def baseline(
                 str(row.n),
             )
     console.print(table)
+    next_step(f"`autotune check --op {specs[0].name} --soc {soc}` (one op at a time) re-times the "
+              "frozen port against these baselines, exit 1 on a regression")  # fmt: skip
 
 
 @case_options
@@ -121,7 +124,9 @@ def check(
         quiet_interpreter()
     threshold = settings().check_threshold if threshold is None else threshold
     only = [c.name for c in request.cases(spec, backend.is_interpreter)] or None
-    report = run_check(database_of(db), spec, backend, threshold, cases=only, gpu_soc=gpu_soc)
+    report = run_check(
+        database_of(db, create=False), spec, backend, threshold, cases=only, gpu_soc=gpu_soc
+    )
     if as_json:
         print(json.dumps([c.as_dict() for c in report.checked], indent=1))
     else:
@@ -163,6 +168,7 @@ def check(
     stale = stale_line(op, report.stale)
     if stale:
         err_console.print(stale, markup=False, highlight=False, soft_wrap=True)
+    next_step("`autotune serve` shows these verdicts on /regressions, beside the frozen results")
     if report.regressed:
         raise typer.Exit(1)
     if report.contended:

@@ -13,6 +13,7 @@ from .common import (
     NpuModeOption,
     NpuOptionsOption,
     console,
+    database_if_any,
     database_of,
     npu_option_names,
 )
@@ -80,7 +81,7 @@ def list_cases(
     rows = [(c, c.kind, "") for kind in ("accuracy", "performance") for c in spec.cases(kind)]  # type: ignore[arg-type]
     rows += [
         (c, "user", str(e.get("source", "")))
-        for c, e in user_cases(spec, "performance", database_of(db))
+        for c, e in user_cases(spec, "performance", database_if_any(db))
     ]
     for case, kind, source in rows:
         lengths = case.lengths or (0,)
@@ -92,15 +93,20 @@ def list_cases(
 
 
 def list_ops() -> None:
-    """The ops, their kernels and tunables."""
+    """The ops, their upstream, kernels and tunables."""
     from ops import all_ops
 
     table = Table()
-    for column in ("op", "kernel", "tunables", "cases (accuracy / performance)"):
+    for column in ("op", "upstream", "kernel", "tunables", "cases (accuracy / performance)"):
         table.add_column(column)
     for spec in all_ops().values():
+        source = spec.upstream.source
+        missing = spec.upstream.missing()
+        upstream = f"{source.repo}@{source.commit[:7]}" + (
+            f" (not here: {missing})" if missing else ""
+        )
         for kernel in spec.kernels:
             tunables = ", ".join(f"{t.name} {list(t.values)}" for t in kernel.tunables)
             counts = f"{len(spec.cases('accuracy'))} / {len(spec.cases('performance'))}"
-            table.add_row(spec.name, kernel.name, tunables, counts)
+            table.add_row(spec.name, upstream, kernel.name, tunables, counts)
     console.print(table)

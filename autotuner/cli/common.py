@@ -55,13 +55,32 @@ GpuSocOption = Annotated[
 ]
 
 
-def database_of(url: str | None):
-    """The database of `--db`, else of the settings (AUTOTUNE_DB, else sqlite:///autotune.db)."""
+def database_of(url: str | None, create: bool = True):
+    """The database of `--db`, else of the settings (AUTOTUNE_DB, else sqlite:///autotune.db);
+    `create=False` for commands that only read: a missing SQLite file is a one-line error."""
     from storage import open_database
 
     from ..settings import settings
 
-    return open_database(url or settings().db)
+    return open_database(url or settings().db, create=create)
+
+
+def database_if_any(url: str | None):
+    """The database, or None with a note on stderr where its SQLite file does not exist (for
+    commands whose main source is the checkout, the database adding to it)."""
+    from storage import MissingDatabase
+
+    try:
+        return database_of(url, create=False)
+    except MissingDatabase as exc:
+        err_console.print(f"note: {exc}", markup=False, highlight=False, soft_wrap=True)
+        return None
+
+
+def next_step(text: str) -> None:
+    """The one-line hint a stage ends with: what to run next (on stderr, so that a command's
+    output stays what it is)."""
+    err_console.print(f"next: {text}", markup=False, highlight=False, soft_wrap=True)
 
 
 def quiet_interpreter() -> None:

@@ -10,7 +10,7 @@ from core.errors import UserError
 
 from ..backends.socs import CPU
 from ..cases.options import NO_REQUEST, CaseRequest, case_options
-from .common import DbOption, GpuSocOption, config_text, console, database_of
+from .common import DbOption, GpuSocOption, config_text, console, database_of, next_step
 
 
 @case_options
@@ -63,6 +63,7 @@ def freeze(
             )  # fmt: skip
     if dry_run:
         console.print(result.diff() or "no change", markup=False, highlight=False, soft_wrap=True)
+        next_step("the same command without --dry-run writes it")
         return
     console.print(
         f"froze {len(result.entries)} (kernel, case) winners of {op} on {soc} as {result.label}"
@@ -77,3 +78,12 @@ def freeze(
         )
     if result.version_recorded:
         console.print(f"  recorded frozen version {result.label} in the database")
+    if soc == CPU and result.changed:
+        paths = " ".join(str(path) for path in result.changed)
+        console.print(
+            "  soc cpu: these winners are Triton interpreter timings, not performance; they are "
+            f"written into the files above for soc cpu only; undo: git checkout -- {paths}",
+            markup=False, highlight=False, soft_wrap=True,
+        )  # fmt: skip
+    next_step(f"`autotune baseline --op {op} --soc {soc}` times upstream, the default and the "
+              "frozen configs, the baseline later checks compare with")  # fmt: skip

@@ -11,7 +11,15 @@ from core.errors import UserError
 
 from ..backends.socs import CPU
 from ..measure.numbers import short_number
-from .common import DbOption, OpOption, SocOption, config_text, console, database_of
+from .common import (
+    DbOption,
+    OpOption,
+    SocOption,
+    config_text,
+    console,
+    database_if_any,
+    database_of,
+)
 
 
 def show(
@@ -82,7 +90,8 @@ def show(
     if any(soc_name == CPU for by_soc in sections.values() for soc_name in by_soc):
         table.caption = "soc cpu: Triton interpreter times, not performance numbers"
     console.print(table if rows else f"{op}: nothing frozen" + (f" on {soc}" if soc else ""))
-    history = history_rows(database_of(db), spec.name, soc)
+    database = database_if_any(db)
+    history = history_rows(database, spec.name, soc) if database else []
     if history:
         past = Table(title=f"{op}: frozen versions")
         for column in ("soc", "label", "frozen at", "entries", "geomean speedup over default"):
@@ -109,7 +118,7 @@ def trials(
 
     if fmt not in ("table", "csv", "parquet", "json"):
         raise UserError(f"unknown --format {fmt!r}; use table, csv, parquet or json")
-    frame = trials_frame(database_of(db), op, soc, case)
+    frame = trials_frame(database_of(db, create=False), op, soc, case)
     if frame.empty:
         get_op(op)  # an unknown op is an error; a known one without studies an empty table
     note = (
@@ -138,4 +147,4 @@ def report(
     from ..report.performance import report_text
 
     ops = [get_op(name).name for name in op or []]
-    print(report_text(database_of(db), soc, ops, fmt, measure), end="")
+    print(report_text(database_of(db, create=measure), soc, ops, fmt, measure), end="")

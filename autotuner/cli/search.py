@@ -21,19 +21,25 @@ from .common import (
     console,
     database_of,
     err_console,
+    next_step,
     npu_option_names,
     quiet_interpreter,
 )
 
 
 def _parse_trials(text: str) -> int | float:
-    """`48` -> 48 trials; `25%` -> 0.25 of the feasible configs."""
+    """`48` -> 48 trials; `25%` -> 0.25 of the feasible configs; errors quote the text given."""
     try:
-        return float(text[:-1]) / 100 if text.endswith("%") else int(text)
+        value = float(text[:-1]) / 100 if text.endswith("%") else int(text)
     except ValueError:
         raise UserError(
             f"malformed --trials {text!r}: a number such as 48, or a share such as 25%"
         ) from None
+    if not (value > 0 if isinstance(value, int) else 0 < value <= 1):
+        raise UserError(
+            f"--trials must be a positive number of trials per study or a share in (0%, 100%], not {text}"
+        )
+    return value
 
 
 def _summary_table(summaries, title: str) -> Table:
@@ -41,9 +47,17 @@ def _summary_table(summaries, title: str) -> Table:
     for column in ("kernel", "case", "soc", "strategy", "trials ok/failed/infeasible", "default ms", "best ms",
                    "verdict", "speedup", "winner"):  # fmt: skip
         table.add_column(column, justify="right" if column.endswith(("ms", "speedup")) else "left")
+    captions = []
+    if any(s.verdict for s in summaries):
+        captions.append("with a verdict, default and best ms are the medians of the interleaved "
+                        "re-timing the speedup comes from (trial times may be taken under load)")  # fmt: skip
     if any(s.soc == CPU for s in summaries):
-        table.caption = "soc cpu: Triton interpreter times: they exercise the search, they are not performance numbers"
+        captions.append(
+            "soc cpu: Triton interpreter times: they exercise the search, they are not performance numbers"
+        )
+    table.caption = "\n".join(captions) or None
     for s in summaries:
+        default_ms, best_ms = s.default_ms, s.best_ms
         failures = ", ".join(f"{k} {v}" for k, v in sorted(s.failures.items()))
         verdict = s.verdict
         if verdict is None:
@@ -63,12 +77,14 @@ def _summary_table(summaries, title: str) -> Table:
                 )
             speedup = f"{verdict['speedup']:.2f}x" if verdict.get("speedup") else "-"
             winner = config_text(verdict["winner"])
+            default_ms = verdict.get("default_median_ms", default_ms)
+            best_ms = verdict.get("winner_median_ms", best_ms)
         if s.stale:
             verdict_text += " (stale: a newer study ran under another toolchain)"
         table.add_row(
             s.kernel, s.case, s.soc, s.strategy,
             f"{s.complete}/{sum(s.failures.values())}/{s.infeasible} of {s.budget}" + (f" ({failures})" if failures else ""),
-            short_number(s.default_ms), short_number(s.best_ms), verdict_text, speedup, winner,
+            short_number(default_ms), short_number(best_ms), verdict_text, speedup, winner,
         )  # fmt: skip
     return table
 
@@ -174,6 +190,12 @@ def run(
         names = {r.name for r in records}
         summaries = [s for s in summarize(open_database(url), op=op) if s.name in names]
         console.print(_summary_table(summaries, f"autotune run --op {op}: {len(records)} studies"))
+        where = f"--op {op} --soc {soc}" if soc else f"--op {op} --soc <the soc>"
+        if soc == CPU:
+            next_step("interpreter winners exercise the search only; `autotune serve` shows the "
+                      "trials, and a run on a device (--soc H200, 910B, ...) gives numbers to freeze")  # fmt: skip
+        else:
+            next_step(f"`autotune freeze {where} --dry-run` shows what freezing the winners writes")
 
 
 def status(
@@ -190,7 +212,7 @@ def status(
     from ..measure.toolchain import stale_configs, stale_line
     from ..report.studies import summarize
 
-    summaries = summarize(database_of(db), op=op, soc=soc)
+    summaries = summarize(database_of(db, create=False), op=op, soc=soc)
     stale = [
         line
         for spec in ([get_op(op)] if op else all_ops().values())

@@ -1,22 +1,72 @@
-"""`autotune serve`: the dashboard and JSON API (the one command that imports `api`)."""
+"""`autotune serve`: the dashboard and JSON API (the one command that imports `api`), and on
+request optuna-dashboard beside it, as a second process over the same database."""
 
 from __future__ import annotations
 
+import importlib.util
+import subprocess
+import sys
 from typing import Annotated
 
 import typer
 
-from .common import DbOption
+from core.errors import UserError
+
+from .common import DbOption, console
+
+#: optuna-dashboard's own server (its URL prefix is fixed when it is built, so it takes a port
+#: of its own), through its public `run_server`.
+OPTUNA_DASHBOARD = "import sys, optuna_dashboard; " \
+    "optuna_dashboard.run_server(sys.argv[1], host=sys.argv[2], port=int(sys.argv[3]))"  # fmt: skip
+
+
+def start_optuna_dashboard(url: str, host: str, port: int) -> subprocess.Popen:
+    """optuna-dashboard over the database `url` on host:port, as a child process."""
+    if importlib.util.find_spec("optuna_dashboard") is None:
+        raise UserError(
+            "--optuna-dashboard needs optuna-dashboard: pip install 'autotune[optuna-dashboard]'"
+        )
+    return subprocess.Popen([sys.executable, "-c", OPTUNA_DASHBOARD, url, host, str(port)])
 
 
 def serve(
     db: DbOption = None,
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
+    port: Annotated[int, typer.Option(help="TCP port.", min=1, max=65535)] = 8000,
+    optuna_dashboard: Annotated[
+        int | None,
+        typer.Option(
+            "--optuna-dashboard",
+            min=1,
+            max=65535,
+            help="Also start optuna-dashboard (the optuna-dashboard extra) on this port over the "
+            "same database; each study page links to it.",
+        ),
+    ] = None,
 ) -> None:
     """The dashboard and JSON API (read-only unless AUTOTUNE_API_TOKEN is set)."""
     import uvicorn
 
     from api.main import create_app
 
-    uvicorn.run(create_app(db), host=host, port=port, log_level="info")
+    from ..settings import settings
+
+    url = db or settings().db
+    if optuna_dashboard == port:
+        raise UserError(
+            f"--optuna-dashboard {optuna_dashboard} is --port too: give it a port of its own"
+        )
+    app = create_app(
+        url, optuna_dashboard=f"http://{host}:{optuna_dashboard}" if optuna_dashboard else None
+    )
+    child = start_optuna_dashboard(url, host, optuna_dashboard) if optuna_dashboard else None
+    if child:
+        console.print(
+            f"optuna-dashboard on http://{host}:{optuna_dashboard}", markup=False, highlight=False
+        )
+    try:
+        uvicorn.run(app, host=host, port=port, log_level="info")
+    finally:
+        if child:
+            child.terminate()
+            child.wait(10)

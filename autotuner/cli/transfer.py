@@ -27,7 +27,9 @@ def export(
     ops = [get_op(name).name for name in op or []]
     if soc and soc not in KNOWN_SOCS:
         raise UserError(f"unknown soc {soc!r}; known socs: {', '.join(KNOWN_SOCS)}")
-    document = export_document(database_of(db), ops, soc)
+    if not file.parent.is_dir():
+        raise UserError(f"cannot write {file}: folder {file.parent} does not exist")
+    document = export_document(database_of(db, create=False), ops, soc)
     write_export(file, document)
     console.print(
         f"exported {len(document['baselines'])} baselines and "

@@ -10,9 +10,7 @@ import optuna
 from optuna.trial import TrialState
 from sqlalchemy import select
 
-from storage import Database, StudyRecord
-
-from ..search.study import optuna_storage
+from storage import Database, StudyRecord, optuna_storage
 
 
 @dataclass

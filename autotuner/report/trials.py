@@ -7,9 +7,7 @@ import optuna
 import pandas as pd
 from sqlalchemy import select
 
-from storage import Database, StudyRecord
-
-from ..search.study import optuna_storage
+from storage import Database, StudyRecord, optuna_storage
 
 #: Columns before the config's and after it; a config's tunables go between, in the order seen.
 LEADING = ("kernel", "case", "soc", "number")

@@ -29,7 +29,7 @@ from sqlalchemy.exc import IntegrityError
 from core.errors import UserError
 from core.paths import port_file
 from ops.spec import Case, Config, KernelSpec, OpSpec
-from storage import Database, StudyRecord
+from storage import Database, StudyRecord, optuna_storage
 
 from ..backends import SocProfile
 from ..measure.toolchain import fingerprint
@@ -73,12 +73,6 @@ def kernel_source_hash(op: OpSpec, kernel: KernelSpec) -> str:
             )
             return hashlib.sha256((decorators + text).encode()).hexdigest()
     raise UserError(f"{path}: no function {kernel.port_kernel} (kernel {kernel.name} of {op.name})")
-
-
-def optuna_storage(db: Database) -> optuna.storages.RDBStorage:
-    """Optuna's tables in our database, engines checked before use (PostgreSQL restarts)."""
-    engine_kwargs = {} if db.url.startswith("sqlite") else {"pool_pre_ping": True}
-    return optuna.storages.RDBStorage(db.url, engine_kwargs=engine_kwargs, heartbeat_interval=None)
 
 
 def discard_study(db: Database, name: str) -> None:

@@ -531,8 +531,13 @@ def _configure(kernel, config, shape, tensor):
     return _split_config(config, tensor.device)
 
 
-def _precision(allow_tf32: bool) -> str:
-    return "tf32" if allow_tf32 else "ieee"
+def _precision(allow_tf32: bool, device) -> str:
+    """tl.dot's input precision: IEEE fp32, or where TF32 is allowed TF32 on a GPU and its Ascend
+    counterpart HF32 on an NPU (triton-ascend refuses tf32: "please use input_precision='hf32' on
+    Ascend instead", triton-ascend 3.2.0 triton/triton_patch/language/core.py, `dot`)."""
+    if not allow_tf32:
+        return "ieee"
+    return "hf32" if device.type == "npu" else "tf32"
 
 
 def _block_d(d: int) -> int:
@@ -594,7 +599,7 @@ def multi_head_jagged_flash_attention_fwd(
         q.stride(0), q.stride(1), q.stride(2), k.stride(0), k.stride(1), k.stride(2),
         v.stride(0), v.stride(1), v.stride(2), out.stride(0), out.stride(1), out.stride(2),
         lse.stride(0),
-        PRECISION=_precision(allow_tf32), NEXT_D=_block_d(d), **blocks, **options,
+        PRECISION=_precision(allow_tf32, q.device), NEXT_D=_block_d(d), **blocks, **options,
     )  # fmt: skip
     return out, lse
 
@@ -637,7 +642,7 @@ def bwd(q, k, v, offsets, max_seq_len, dout, lse, delta, allow_tf32=False, *, co
         v.stride(0), v.stride(1), v.stride(2), dout.stride(0), dout.stride(1), dout.stride(2),
         lse.stride(0), delta.stride(0), dq.stride(0), dq.stride(1), dq.stride(2),
         dk.stride(0), dk.stride(1), dk.stride(2), dv.stride(0), dv.stride(1), dv.stride(2),
-        PRECISION=_precision(allow_tf32), BLOCK_D=_block_d(d), **blocks, **options,
+        PRECISION=_precision(allow_tf32, q.device), BLOCK_D=_block_d(d), **blocks, **options,
     )  # fmt: skip
     return dq, dk, dv
 

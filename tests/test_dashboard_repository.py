@@ -1,0 +1,102 @@
+"""The checkout as a source: from an empty database the dashboard and the JSON API show every
+frozen (op, case, soc) of the performance json files, labelled as the repository's; a frozen
+version of the database overrides the checkout's entry of its cases."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.formatting import ms
+from api.main import create_app
+from autotuner.atk.performance_json import frozen_sections, read
+from core.paths import performance_json
+from ops import all_ops
+from storage import FrozenVersion, open_database
+
+
+@pytest.fixture
+def empty(tmp_path):
+    url = f"sqlite:///{tmp_path / 'empty.db'}"
+    return url, TestClient(create_app(url))
+
+
+def _frozen_h200(op: str) -> dict[tuple[str, str], dict]:
+    """(kernel, case) -> entry of the op's H200 frozen results in the checkout, with the label
+    and date of its section."""
+    sections = frozen_sections(read(performance_json(op)))
+    return {
+        (kernel, case): {**entry, "label": section["label"], "date": section["date"]}
+        for case, by_soc in sections.items()
+        if (section := by_soc.get("H200"))
+        for kernel, entry in section["kernels"].items()
+    }
+
+
+def test_every_frozen_h200_result_from_an_empty_database(empty):
+    _, client = empty
+    items = client.get("/api/cases", params={"soc": "H200", "limit": 1000}).json()["items"]
+    rows = {(i["op"], i["case_name"], k["kernel"]): (i, k) for i in items for k in i["kernels"]}
+    for op in all_ops():
+        frozen = _frozen_h200(op)
+        assert frozen, f"{op} has no H200 frozen results in the checkout"
+        for (kernel, case), entry in frozen.items():
+            row, got = rows[(op, case, kernel)]
+            assert got["config"] == entry["config"]
+            assert got["median_ms"] == entry["median_ms"]
+            assert row["source"] == (
+                f"from the repository (frozen at {entry['date']}, {entry['label']})"
+            )
+            if len(row["kernels"]) == 1:  # a one-kernel part: its numbers as frozen
+                assert row["speedup_over_default"] == entry["speedup_over_default"]
+                assert row["gpu_baseline_ms"] == entry["gpu_baseline_ms"]
+                if entry["gpu_baseline_ms"]:  # cases added by users have none
+                    assert row["ratio_to_gpu"] == pytest.approx(
+                        entry["median_ms"] / entry["gpu_baseline_ms"]
+                    )
+                    assert row["gpu_baseline_source"] == row["source"]
+    ops = {o["name"]: o for o in client.get("/api/ops").json()}
+    assert all("H200" in ops[op]["socs"] for op in all_ops())
+
+
+def test_pages_show_the_repository(empty):
+    _, client = empty
+    overview = client.get("/").text
+    assert "Nothing recorded yet" not in overview
+    assert "from the repository (frozen at" in overview
+    for op in all_ops():
+        page = client.get(f"/ops/{op}").text
+        for (kernel, _case), entry in _frozen_h200(op).items():
+            assert f"{kernel}: " in page and ms(entry["median_ms"]) in page
+
+
+def test_the_database_overrides_the_checkout(empty):
+    url, client = empty
+    op = "jagged_softmax"
+    (kernel, case), entry = next(iter(_frozen_h200(op).items()))
+    db = open_database(url)
+    with db.sessions() as session:
+        numbers = {**entry, "median_ms": entry["median_ms"] / 2}
+        session.add(
+            FrozenVersion(
+                op=op,
+                soc="H200",
+                label="M2",
+                content_hash="x",
+                entries={f"{kernel} {case}": numbers},
+            )  # fmt: skip
+        )
+        session.commit()
+    db.engine.dispose()
+    items = client.get("/api/cases", params={"op": op, "soc": "H200"}).json()["items"]
+    row = next(i for i in items if i["case_name"] == case and i["part"] == kernel)
+    assert row["source"] == "database" and row["label"] == "M2"
+    assert row["kernels"][0]["median_ms"] == entry["median_ms"] / 2
+    others = [i for i in items if i["case_name"] != case]
+    assert others and all(i["source"].startswith("from the repository") for i in others)
+
+
+def test_without_the_repository_nothing_is_recorded(tmp_path):
+    client = TestClient(create_app(f"sqlite:///{tmp_path / 'e.db'}", repository=False))
+    assert client.get("/api/cases").json()["total"] == 0
+    assert "Nothing recorded yet" in client.get("/").text
