@@ -82,7 +82,7 @@ def test_a_launcher_refactor_leaves_configs_current_and_a_kernel_edit_makes_them
     path.write_text(replace_block(source, frozen, path))
     assert launch_fingerprint(SOFTMAX, FWD_KERNEL) == before
     # Comments, formatting and docstrings in the launcher, a renamed helper of the launcher:
-    launch = "    _jagged_softmax_fwd_kernel[grid](\n"
+    launch = "    _jagged_softmax_fwd_kernel["
     assert launch in source
     refactored = source.replace(
         launch, "    # one program per sequence and column block\n" + launch
@@ -98,9 +98,9 @@ def test_a_launcher_refactor_leaves_configs_current_and_a_kernel_edit_makes_them
     assert launch_fingerprint(SOFTMAX, FWD_KERNEL) == before
     assert stale_configs(spec) == []
     # An edited kernel makes its configs stale, with one reason, and only its own.
-    body = "    pid_b = tl.program_id(0)\n"
+    body = "        pid_b = tile % batch\n"
     assert source.count(body) == 2
-    path.write_text(source.replace(body, body + "    pid_b = pid_b + 0\n", 1))
+    path.write_text(source.replace(body, body + "        pid_b = pid_b + 0\n", 1))
     stale = stale_configs(spec)
     assert stale and {s.kernel for s in stale} == {"fwd"}
     assert {s.reasons for s in stale} == {("kernel or launch arguments changed",)}
