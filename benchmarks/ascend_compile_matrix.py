@@ -29,10 +29,12 @@ import json
 import math
 import statistics
 import sys
+import threading
 import time
 from collections import Counter, defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from autotuner.backends import soc_profile
 from autotuner.backends.compile import COMPILE_TARGETS
@@ -81,39 +83,63 @@ def _jobs(
     return out
 
 
+def _done(path: str) -> set[tuple[str, str, str, str, str]]:
+    """(op, kernel, case, soc, config key) of the rows already in `path`."""
+    if not Path(path).is_file():
+        return set()
+    rows = (json.loads(line) for line in Path(path).read_text().splitlines())
+    return {(r["op"], r["kernel"], r["case"], r["soc"], config_key(r["config"])) for r in rows}
+
+
 def run(args: argparse.Namespace) -> None:
+    """Each soc's jobs in a thread of their own (its farm's processes compile; a case's inputs,
+    minutes for a large backward case, are built per process), accuracy cases first; a job whose
+    rows are all in `--out` already is skipped."""
     db = open_database(args.db)
     ops = args.op or list(all_ops())
     socs = args.socs.split(",")
-    farms = {soc: CompileFarm(db, soc, args.jobs, args.timeout) for soc in socs}
-    try:
-        with open(args.out, "a", encoding="utf-8") as out:
-            for op, kernel, case, soc, configs in _jobs(args.part, socs, ops, args.share):
-                limits = soc_profile(soc).limits
+    done = _done(args.out)
+    lock = threading.Lock()
+    jobs = [
+        job
+        for job in _jobs(args.part, socs, ops, args.share)
+        if any(
+            (job[0], job[1].name, job[2].name, job[3], config_key(c)) not in done for c in job[4]
+        )
+    ]
+    jobs.sort(key=lambda job: job[2].kind == "performance")  # stable: the kernels' order kept
+
+    def compile_soc(soc: str, out: TextIO) -> None:
+        limits = soc_profile(soc).limits
+        with CompileFarm(db, soc, args.jobs, args.timeout) as farm:
+            for op, kernel, case, _, configs in (job for job in jobs if job[3] == soc):
                 default = space_default(kernel, case, soc)
                 started = time.monotonic()
-                verdicts = farms[soc].compile(op, kernel.name, case, configs)
+                verdicts = farm.compile(op, kernel.name, case, configs)
+                rows = []
                 for config in configs:
                     _, result, cached = verdicts[config_key(config)]
-                    row = {
+                    rows.append({
                         "part": args.part, "op": op, "kernel": kernel.name, "case": case.name,
-                        "soc": soc, "compiler": farms[soc].compiler.describe(), "config": config,
+                        "soc": soc, "compiler": farm.compiler.describe(), "config": config,
                         "model": kernel.on_chip_violation(config, case, limits),
                         "launch": kernel.launch_violation(config, case, limits),
                         "default": config == default,
                         "cached": cached, **result.as_dict(),
-                    }  # fmt: skip
-                    out.write(json.dumps(row) + "\n")
-                out.flush()
-                print(
-                    f"{soc} {op}:{kernel.name} {case.name}: {len(configs)} configs in "
-                    f"{time.monotonic() - started:.0f} s",
-                    file=sys.stderr,
-                    flush=True,
-                )
-    finally:
-        for farm in farms.values():
-            farm.close()
+                    })  # fmt: skip
+                with lock:
+                    out.writelines(json.dumps(row) + "\n" for row in rows)
+                    out.flush()
+                    print(
+                        f"{soc} {op}:{kernel.name} {case.name}: {len(configs)} configs in "
+                        f"{time.monotonic() - started:.0f} s",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+
+    with open(args.out, "a", encoding="utf-8") as out, ThreadPoolExecutor(len(socs)) as pool:
+        for future in [pool.submit(compile_soc, soc, out) for soc in socs]:
+            future.result()
 
 
 def space_default(kernel: KernelSpec, case: Case, soc: str) -> Config:

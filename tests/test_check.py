@@ -217,6 +217,11 @@ def test_nothing_baselined_is_a_one_line_error(tree, tmp_path, cpu):
 def test_check_on_the_interpreter_end_to_end(tree, tmp_path):
     url = f"sqlite:///{tmp_path}/x.db"
     common = ["--op", OP, "--soc", "cpu", "--db", url]
+    nothing = autotune_cli("check", *common)  # a read-only command: no database is created
+    assert nothing.returncode == 2 and len(nothing.stderr.splitlines()) == 1
+    assert nothing.stderr.startswith("error: no database at ")
+    assert not (tmp_path / "x.db").exists()
+    open_database(url)
     nothing = autotune_cli("check", *common)
     assert nothing.returncode == 2 and len(nothing.stderr.splitlines()) == 1
     assert nothing.stderr.startswith("error: nothing to check: no frozen")
