@@ -8,6 +8,7 @@ from pathlib import Path
 from sqlalchemy import select, union
 from sqlalchemy.orm import Session
 
+from autotuner.measure.toolchain import stale_configs, stale_line
 from autotuner.report.frozen import repository_versions
 from ops import all_ops
 from storage import Baseline, CheckVerdict, FrozenVersion, StudyRecord
@@ -33,6 +34,7 @@ def known_ops(session: Session, root: Path | None) -> list[OpOut]:
     out = []
     for name in sorted({*specs, *socs}):
         spec = specs.get(name)
+        stale = stale_configs(spec) if spec else []
         out.append(
             OpOut(
                 name=name,
@@ -40,6 +42,8 @@ def known_ops(session: Session, root: Path | None) -> list[OpOut]:
                 kernels=[k.name for k in spec.kernels] if spec else [],
                 parts={p: list(k) for p, k in spec.parts.items()} if spec else {},
                 socs=sorted(socs.get(name, ())),
+                stale_configs=len(stale),
+                stale=stale_line(name, stale),
             )
         )
     return out

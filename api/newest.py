@@ -89,6 +89,7 @@ def checks_query(op: str | None, soc: str | None, only_regressed: bool) -> Selec
         query = query.where(CheckVerdict.regressed.is_(True))
     return query.options(defer(CheckVerdict.environment)).order_by(
         CheckVerdict.regressed.desc(),
+        (CheckVerdict.outcome == "contended").desc(),
         CheckVerdict.op,
         CheckVerdict.soc,
         CheckVerdict.case_name,

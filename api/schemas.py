@@ -50,6 +50,10 @@ class OpOut(BaseModel):
     kernels: list[str]
     parts: dict[str, list[str]]
     socs: list[str]  # socs with any data in the database or frozen entries in the checkout
+    #: Frozen configs whose kernel or launch arguments changed since they were tuned, and why in
+    #: one line (`autotuner.measure.toolchain.stale_configs`).
+    stale_configs: int = 0
+    stale: str | None = None
 
 
 class BaselineOut(BaseModel):
@@ -92,6 +96,10 @@ class CheckOut(OnSoc):
     p_value: float
     threshold: float
     regressed: bool
+    #: "ok", "regressed" or "contended" (the device looked shared: the ratio could hide a
+    #: regression); `contention` says why.
+    outcome: str
+    contention: str | None
     gpu_ratio: float | None
     checked_at: Utc
 

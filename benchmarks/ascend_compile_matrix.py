@@ -7,8 +7,8 @@ verdict kept in `--db`, so a run resumes from what an earlier one compiled):
 
 - `space`: every config of the search space of each kernel's first performance case, for `--socs`
   (default 910B and 950PR);
-- `cases`: the default config and the frozen configs (of any soc, moved into the Ascend space: the
-  tiles, the soc's option defaults) of every case, accuracy and performance, for all four socs.
+- `cases`: the default config and the configs frozen for the soc of every case, accuracy and
+  performance, for all four socs.
 
 One JSON row per config goes to `--out` as it is judged: the model's verdict then (the on-chip
 model and the launch limits), the compiler's (category, message, required bits, planned memory,
@@ -69,16 +69,14 @@ def _jobs(
             )
             for kernel in spec.kernels:
                 space = space_for(kernel, profile.launch_options, profile.option_defaults)
-                frozen = [space.complete(s.config) for s in from_frozen(name, kernel.name)]
+                frozen = [s for s in from_frozen(name, kernel.name) if s.soc == soc]
                 for case in cases:
                     if part == "space":
                         configs = _sample(list(space.configs()), share)
                     else:
-                        unique = {
-                            config_key(c): c
-                            for c in [space.complete(kernel.default(case)), *frozen]
-                        }
-                        configs = list(unique.values())
+                        mine = [s.config for s in frozen if s.case == case.name]
+                        completed = [space.complete(c) for c in [kernel.default(case), *mine]]
+                        configs = list({config_key(c): c for c in completed}.values())
                     out.append((name, kernel, case, soc, configs))
     return out
 
@@ -198,6 +196,16 @@ def summary(paths: list[str]) -> str:
             "Refused by the compiler, accepted by the model now (the compile step catches them "
             "before any timing): " + (", ".join(f"{k} {v}" for k, v in sorted(caught.items())) or "none") + "."
         )  # fmt: skip
+        defaults = [r for r in everything if r["default"]]
+        if defaults:
+            refused = Counter(
+                f"{r['op']}:{r['kernel']} ({r['category']})"
+                for r in defaults if r["category"] not in OK
+            )  # fmt: skip
+            lines.append(
+                f"Default configs: {len(defaults)}, of them refused by the compiler: "
+                + (", ".join(f"{k} {v}" for k, v in sorted(refused.items())) or "none") + "."
+            )  # fmt: skip
         errors: dict[str, Counter] = defaultdict(Counter)
         for r in mine:
             if r["category"] not in OK and not r["category"].endswith("overflow"):

@@ -21,21 +21,23 @@ def main() -> None:
         ratio = max(abs(r["change"]) for r in rows)
         own = max(abs(r["absolute_change"]) for r in rows)
         regressed = sum(r["regressed"] for r in rows)
+        contended = sum(r.get("outcome") == "contended" for r in rows)
         confirmed = sum(r["rounds"] == 2 for r in rows)
         print(
             f"{path.name}: {len(rows)} (case, part) of {len({r['op'] for r in rows})} ops; "
-            f"{regressed} regressed ({confirmed} re-measured); within 3%: "
+            f"{regressed} regressed ({confirmed} re-measured), {contended} contended; within 3%: "
             f"{sum(abs(r['change']) <= 0.03 for r in rows)}; largest ratio change {ratio:.2%}, "
             f"largest change of the frozen median {own:.2%}"
         )
         for r in rows:
-            if abs(r["change"]) > 0.03:
+            if abs(r["change"]) > 0.03 or r.get("outcome", "ok") != "ok":
                 print(
                     f"  {r['op']} {r['case']} {r['part']}: ratio {r['change']:+.1%}, own "
                     f"{r['absolute_change']:+.1%}, now {r['median_ms']:.4f} ms, reference "
                     f"{r['reference']} {r['reference_ms']:.4f} ms, "
-                    f"{'REGRESSED' if r['regressed'] else 'ok'} (p {r['p_value']:.2g}, "
-                    f"{r['rounds']} round(s))"
+                    f"{r.get('outcome', 'regressed' if r['regressed'] else 'ok')} "
+                    f"(p {r['p_value']:.2g}, {r['rounds']} round(s))"
+                    + (f"; {r['contention']}" if r.get("contention") else "")
                 )
 
 

@@ -8,7 +8,8 @@ no time. The case comes from the row's shape, dtype and lengths (rows of older r
 of the op instead), so any row replays, also one whose case the op does not list. The plan
 (space, feasible configs, budget) is `Plan.make`'s, the budget a share of the feasible configs.
 Warm starts are the winners of the sibling rows of the same kernel in the given files, never the
-case's own (leave one out).
+case's own (leave one out). A tunable added since a table was recorded (the program count) is
+held at its default, so the replay searches the space the run measured.
 
 Prints per case optimum_ms / found_ms (100%: the search found the optimum) and ends with one
 line per kernel: `<op>:<kernel>: median X%, worst Y%`.
@@ -19,6 +20,7 @@ line per kernel: `<op>:<kernel>: median X%, worst Y%`.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import os
 import statistics
@@ -34,12 +36,36 @@ from recorded_tables import case_of, read_rows, siblings_of  # noqa: E402
 from autotuner.backends import SocProfile  # noqa: E402
 from autotuner.search import warm_starts  # noqa: E402
 from autotuner.search.sampler import STRATEGIES, SearchSampler  # noqa: E402
-from autotuner.search.space import config_key  # noqa: E402
+from autotuner.search.space import SearchSpace, config_key  # noqa: E402
 from autotuner.search.study import Plan  # noqa: E402
 from core.limits import DeviceLimits  # noqa: E402
 from ops import get_op  # noqa: E402
+from ops.spec import Config  # noqa: E402
 
 LAUNCH_OPTIONS = frozenset({"num_warps", "num_stages"})
+
+
+def recorded(plan: Plan, table: list[tuple[Config, float]], fraction: float) -> Plan:
+    """The plan narrowed to the axes the table's run had: a tunable its configs do not name (a
+    program count added since) held at its default, the budget that share of what is left."""
+    named = {name for config, _ in table for name in config}
+    held = {t.name: t.default for t in plan.space.tunables if t.name not in named}
+    if not held:
+        return plan
+    space = SearchSpace(
+        plan.kernel,
+        tuple(
+            dataclasses.replace(t, values=(held[t.name],)) if t.name in held else t
+            for t in plan.space.tunables
+        ),
+    )
+    feasible = [c for c in plan.feasible if space.contains(c)]
+    budget = max(1, math.floor(fraction * len(feasible)))
+    sampler = "local" if plan.strategy == "exhaustive" else plan.strategy
+    strategy = "exhaustive" if len(feasible) <= budget else sampler
+    return dataclasses.replace(
+        plan, space=space, feasible=feasible, budget=budget, strategy=strategy
+    )
 
 
 def replay(
@@ -63,6 +89,7 @@ def replay(
         SocProfile(LAUNCH_OPTIONS, limits, {}),
         fraction,
     )
+    plan = recorded(plan, row["exhaustive"]["table"], fraction)
     starts = (
         warm_starts.choose(
             plan.space,
@@ -84,7 +111,7 @@ def replay(
         seed=seed,
     )
     study = optuna.create_study(direction="minimize", sampler=sampler)
-    times = {config_key(c): ms for c, ms in row["exhaustive"]["table"]}
+    times = {config_key(plan.space.complete(c)): ms for c, ms in row["exhaustive"]["table"]}
     ran: list[float] = []
     while len(ran) < min(plan.budget, len(plan.feasible)):
         trial = study.ask(sampler.distributions)

@@ -17,6 +17,7 @@ from core.upstream import load
 from .cases import case_offsets, standard_cases
 from .spec import (
     MULTIBUFFER,
+    PROGRAMS,
     SHORT_DTYPE,
     BlockFits,
     Case,
@@ -57,8 +58,9 @@ def _tiles(config: Config, case: Case) -> int:
     return config["BLOCK_ROW"] * config["BLOCK_COL"] * case.torch_dtype.itemsize
 
 
-def _grid(config: Config, case: Case) -> tuple[int, int]:
-    return max(1, -(-case.shape["max_seq_len"] // config["BLOCK_ROW"])), case.shape["B"]
+def _grid(config: Config, case: Case) -> tuple[int]:
+    """One program per (row block, sequence) tile, on one axis (the ports loop over tiles)."""
+    return (max(1, -(-case.shape["max_seq_len"] // config["BLOCK_ROW"])) * case.shape["B"],)
 
 
 COPY_KERNEL = dict(
@@ -68,6 +70,7 @@ COPY_KERNEL = dict(
         Tunable("BLOCK_COL", pow2_range(16, 512)),
         Tunable("num_warps", (1, 2, 4, 8), launch_option=True),
         MULTIBUFFER,
+        PROGRAMS,
     ),
     default=lambda case: {"BLOCK_ROW": UPSTREAM_BLOCK, "BLOCK_COL": UPSTREAM_BLOCK, "num_warps": 4},
     grid=_grid,

@@ -19,6 +19,7 @@ from .cases import case_offsets, effective_lengths, standard_cases, total_rows
 from .ports import load_port
 from .spec import (
     MULTIBUFFER,
+    PROGRAMS,
     SHORT_DTYPE,
     BlockFits,
     Case,
@@ -80,8 +81,9 @@ def _upstream_default(case: Case) -> Config:
     return {"BLOCK_L": upstream_block(case.shape["max_seq_len"]), "BLOCK_D": 1, "num_warps": 4}
 
 
-def _grid(config: Config, case: Case) -> tuple[int, int]:
-    return case.shape["B"], -(-case.shape["D"] // config["BLOCK_D"])
+def _grid(config: Config, case: Case) -> tuple[int]:
+    """One program per (sequence, column block) tile, on one axis (the port loops over tiles)."""
+    return (case.shape["B"] * -(-case.shape["D"] // config["BLOCK_D"]),)
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,7 @@ TUNABLES = (
     # Only the row-block loop (sequences longer than BLOCK_L) pipelines.
     Tunable("num_stages", (1, 2, 3, 4), launch_option=True, default=3),
     MULTIBUFFER,
+    PROGRAMS,
 )
 
 

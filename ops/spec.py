@@ -7,6 +7,7 @@ finds it. The port it describes lives in the op's ATK folder and is loaded by pa
 from __future__ import annotations
 
 import math
+import types
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from typing import Literal
 import torch
 
 from core.limits import DeviceLimits
+from core.upstream import FBGEMM, UpstreamSource, load
 
 from .jagged import skewed_lengths, user_lengths
 
@@ -103,6 +105,21 @@ SIMT_ONLY = Tunable(
     launch_option=True,
     default="simt_only",
     source="NPUOptions.compile_mode, Ascend/triton-ascend v3.2.0 ascend/backend/compiler.py",
+)
+#: The program count of a kernel given a persistent form: 1, 2 or 4 programs per core, each
+#: looping over the row blocks `range(pid, blocks, programs)`, or 0, the classic grid of one
+#: program per block (the default: a config that names no PROGRAMS launches as before). Ordered
+#: by programs (0, every block, last). The cores are those the kernel runs on: an Ascend NPU's
+#: vector cores (the kernels given this form have no tl.dot), a GPU's SMs (`DeviceLimits`).
+#: triton-ascend's guide: "keep the launch close to the number of physical Vector Cores and let
+#: each program process multiple tiles in an inner loop" (Ascend/triton-ascend main,
+#: docs/en/programming_guide/vector_operator.md); more programs than cores run in waves.
+PROGRAMS = Tunable(
+    "PROGRAMS",
+    (1, 2, 4, 0),
+    default=0,
+    source="Ascend/triton-ascend main docs/en/programming_guide/vector_operator.md "
+    "(grid = num_vectorcore, range(pid, num_blocks, num_core))",
 )
 
 
@@ -203,7 +220,8 @@ class KernelSpec:
     outputs: tuple[str, ...]
     #: The upstream default for a case (a function, since e.g. BLOCK_D = D upstream).
     default: Callable[[Case], Config]
-    #: Launch grid for a config and case, for the grid limits of a backend.
+    #: The classic launch grid for a config and case (one program per block), for the grid
+    #: limits of a backend; a kernel with `PROGRAMS` launches `launch_grid`.
     grid: Callable[[Config, Case], tuple[int, ...]]
     #: Bytes of the tiles live at once in one program (inputs in their dtype, fp32 intermediates):
     #: the unified-buffer footprint on Ascend.
@@ -224,6 +242,17 @@ class KernelSpec:
 
     def tunable(self, name: str) -> Tunable:
         return next(t for t in self.tunables if t.name == name)
+
+    def launch_grid(self, config: Config, case: Case, limits: DeviceLimits) -> tuple[int, ...]:
+        """The grid a launch of this config has: the classic `grid`, or for a program count
+        (`PROGRAMS`) that many programs per core, at most one per block. Where the device's core
+        count is unknown, the classic grid bounds it."""
+        grid = self.grid(config, case)
+        programs = config.get(PROGRAMS.name, 0)
+        cores = limits.vector_cores or limits.cores
+        if not programs or cores is None:
+            return grid
+        return (max(1, min(math.prod(grid), int(programs) * cores)),)
 
     @property
     def tile_keys(self) -> dict[str, str]:
@@ -250,7 +279,7 @@ class KernelSpec:
                 tunable = SIMT_WARPS  # Ascend SIMT code has warp counts of its own
             if tunable.name in config and config[tunable.name] not in tunable.values:
                 return f"{tunable.name}={config[tunable.name]} is outside {list(tunable.values)}"
-        grid = self.grid(config, case)
+        grid = self.launch_grid(config, case, limits)
         for axis, (size, limit) in enumerate(zip(grid, limits.max_grid, strict=False)):
             if size > limit:
                 return f"grid axis {axis} has {size} blocks, over the limit {limit}"
@@ -333,10 +362,19 @@ class BlockFits:
 class Upstream:
     """Where the upstream kernels of an op come from (see core.upstream)."""
 
-    file: str  # relative to the fbgemm_gpu package, e.g. "sll/triton/triton_jagged_softmax.py"
+    file: str  # relative to the source's root, e.g. "sll/triton/triton_jagged_softmax.py"
     sha256: str
     functions: tuple[str, ...]  # the public entry points the op calls
     lines: str  # line range in the upstream file, e.g. "17-864"
+    source: UpstreamSource = FBGEMM
+
+    def load(self) -> types.ModuleType:
+        """The upstream module, checked against its pin (UserError, one line, where it cannot)."""
+        return load(self.file, self.sha256, self.source)
+
+    def missing(self) -> str | None:
+        """Why upstream cannot be loaded here (one line: no checkout, say), or None."""
+        return self.source.missing()
 
 
 class OpSpec(ABC):

@@ -234,6 +234,10 @@ class CheckVerdict(Base):
     p_value: Mapped[float] = mapped_column(Float)  # that now is slower than the baseline
     threshold: Mapped[float] = mapped_column(Float)
     regressed: Mapped[bool] = mapped_column(Boolean)
+    #: "ok", "regressed", or "contended": the device was shared with another process, so the
+    #: ratio could hide a regression (`autotuner.measure.contention`); `contention` says why.
+    outcome: Mapped[str] = mapped_column(String(16), default="ok", server_default="ok")
+    contention: Mapped[str | None] = mapped_column(String(512))
     gpu_ratio: Mapped[float | None] = mapped_column(Float)  # median now / GPU baseline median
     #: The unchanged reference re-measured beside the frozen port ("upstream" or "port_default"),
     #: its median now, the frozen port's own median change (information: `change` is the change

@@ -120,6 +120,7 @@ def _check(baseline: Baseline, median: float, change: float, regressed: bool, at
         p_value=0.001 if regressed else 0.4,
         threshold=0.05,
         regressed=regressed,
+        outcome="regressed" if regressed else "ok",
         gpu_ratio=median / 0.0305,
         environment={},
         checked_at=at,

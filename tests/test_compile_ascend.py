@@ -159,3 +159,32 @@ def test_every_default_and_frozen_config_plans_on_every_ascend_soc(tmp_path, soc
     )
     memory = {(soc, op, k) for soc, op, k, *_ in found}
     assert memory <= KNOWN_MEMORY_REFUSALS, sorted(memory - KNOWN_MEMORY_REFUSALS)
+
+
+@requires_compiler
+@pytest.mark.parametrize("soc", SOCS)
+def test_space_compile_agrees_with_the_corrected_model(tmp_path, soc):
+    """`autotune space --compile` on one small kernel (96 configs, half of them over the on-chip
+    memory by the model): `feasible` is exactly what the compiler planned, the static model (the
+    fast first cut) rejects none of it, and every config it refuses for memory the compiler
+    refuses too."""
+    done = subprocess.run(
+        [ASCEND / "python", "-m", "autotuner", "space", "--op", "jagged_to_padded_dense",
+         "--kernel", "fwd", "--case", "b2048_n256_d64_fp16", "--soc", soc, "--compile",
+         "--json", "--jobs", "2", "--db", f"sqlite:///{tmp_path / 'compiles.db'}"],
+        capture_output=True, text=True, cwd=ROOT, timeout=900,
+        env={"PATH": str(ASCEND) + ":/usr/bin:/bin", "PYTHONPATH": str(ROOT),
+             "HOME": str(Path.home())},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    assert report["judged_by"].startswith(f"the compiler: {soc} as Ascend")
+    assert report["compiled"]["configs"] == 96
+    assert report["compiled"]["model_rejects_planned"] == 0
+    assert report["feasible"], "the compiler planned no config"
+    assert all(f["verdict"] == "planned" and f["model"] is None for f in report["feasible"])
+    by_model = [r for r in report["rejected"] if r["model"] is not None]
+    assert len(by_model) >= 40  # the model's memory verdicts are tested, not only its silence
+    assert all(r["compiler"]["category"] == "ub_overflow" for r in by_model), [
+        (r["config"], r["compiler"]["category"]) for r in by_model
+    ]

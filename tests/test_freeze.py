@@ -61,7 +61,12 @@ def test_freeze_writes_all_three_files_and_a_version(tuned):
     assert frozen["label"] == "M1" and frozen["kernels"]["fwd"]["config"] == winner
     numbers = frozen["kernels"]["fwd"]
     assert numbers["p20_ms"] <= numbers["median_ms"] <= numbers["p80_ms"] and numbers["n"] >= 20
-    assert numbers["default_config"] == {"BLOCK_ROW": 32, "BLOCK_COL": 32, "num_warps": 4}
+    assert numbers["default_config"] == {
+        "BLOCK_ROW": 32,
+        "BLOCK_COL": 32,
+        "num_warps": 4,
+        "PROGRAMS": 0,
+    }
     assert numbers["study"] == record.name and numbers["environment"]["soc"] == "cpu"
     assert [c["name"] for c in document["cases"]] == [c.name for c in SPEC.cases("performance")]
     configs = json.loads(frozen_configs_file("cpu", OP).read_text())

@@ -145,6 +145,8 @@ def test_a_950pr_is_found_and_described(npu950):
         max_total_blocks=65535,
         cores=32,
         vector_cores=64,
+        register_file_bytes=128 * KIB,
+        crashing_dot_row_bytes=32,
     )
     assert backend.launch_options == {"multibuffer"}  # SIMD: num_warps does nothing
     assert backend.option_defaults["multibuffer"] is False  # the compiler's default on a 950

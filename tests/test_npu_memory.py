@@ -149,6 +149,8 @@ def test_910b_rejects_tiles_over_its_unified_buffer_with_the_reason():
         l1_bytes=512 * KIB,
         l0c_bytes=128 * KIB,
         max_total_blocks=65535,
+        cores=24,
+        vector_cores=48,
     )
     # jagged_softmax fwd, fp16 D=64: BLOCK_L=256 x BLOCK_D=64 is over the UB multibuffered and
     # fits the model without (the compiler refuses that too, by 4096 bits: the compile step
@@ -159,7 +161,7 @@ def test_910b_rejects_tiles_over_its_unified_buffer_with_the_reason():
         streamed = kernel.stream_bytes(config, case) if config["multibuffer"] else 0
         over = kernel.tile_bytes(config, case) + streamed > 192 * KIB
         assert over == (kernel.on_chip_violation(config, case, limits) is not None), config
-    wide = {"BLOCK_L": 256, "BLOCK_D": 64, "multibuffer": True}
+    wide = {"BLOCK_L": 256, "BLOCK_D": 64, "multibuffer": True, "PROGRAMS": 0}
     assert plan.rejected[config_key(wide)] == "tiles need 197120 B of unified buffer, over 196608 B"
     assert {**wide, "multibuffer": False} in plan.feasible
 
@@ -216,17 +218,23 @@ def test_the_cube_buffers_of_every_dot_kernel_are_modelled():
 
 
 def test_a_grid_over_65535_blocks_is_rejected():
-    plan = plan_910b(COPY, "fwd", "b512_n4096_d128_bf16")  # grid (ceil(4096 / BLOCK_ROW), 512)
-    config = {"BLOCK_ROW": 32, "BLOCK_COL": 64, "multibuffer": True}
+    plan = plan_910b(COPY, "fwd", "b512_n4096_d128_bf16")  # tiles: ceil(4096 / BLOCK_ROW) x 512
+    config = {"BLOCK_ROW": 32, "BLOCK_COL": 64, "multibuffer": True, "PROGRAMS": 0}
     assert plan.rejected[config_key(config)] == "grid of 65536 blocks is over the limit 65535"
     assert {**config, "BLOCK_ROW": 64} in plan.feasible  # 32768 blocks
-    # Smaller rows only add blocks: the space stops at 32, kept for upstream's default, which
-    # is one block too many, so the launchers' default cannot launch this case on an NPU.
-    assert min(c["BLOCK_ROW"] for c in plan.feasible) == 32
+    # Smaller rows only add blocks: on the classic grid the space stops at 32, kept for
+    # upstream's default, which is one block too many, so the launchers' default cannot launch
+    # this case on an NPU; a program count launches it, and smaller rows, on 48 vector cores.
+    classic = [c for c in plan.feasible if c["PROGRAMS"] == 0]
+    assert min(c["BLOCK_ROW"] for c in classic) == 32
     assert plan.default_violation == "grid of 65536 blocks is over the limit 65535"
-    assert plan.kernel.violation({**config, "BLOCK_ROW": 16}, plan.case, npu_limits("910B")) == (
+    limits = npu_limits("910B")
+    assert plan.kernel.violation({**config, "BLOCK_ROW": 16}, plan.case, limits) == (
         "grid of 131072 blocks is over the limit 65535"
     )
+    persistent = {**config, "BLOCK_ROW": 16, "PROGRAMS": 1}
+    assert plan.kernel.launch_grid(persistent, plan.case, limits) == (48,)
+    assert persistent in plan.feasible
 
 
 def test_a_ub_overflow_of_bishengir_is_its_own_failure_category():

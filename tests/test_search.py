@@ -54,13 +54,16 @@ def test_a_small_run_records_every_trial(db_url):
     assert len(measured) == 6
     first = min(measured, key=lambda t: t.number)
     assert first.number == 0
-    assert first.user_attrs["config"] == {"BLOCK_ROW": 32, "BLOCK_COL": 32, "num_warps": 4}
+    default = {"BLOCK_ROW": 32, "BLOCK_COL": 32, "num_warps": 4, "PROGRAMS": 0}  # classic grid
+    assert first.user_attrs["config"] == default
     assert first.user_attrs["source"] == "default"
     for t in measured:
         attrs = t.user_attrs
         assert attrs["p20_ms"] <= attrs["median_ms"] <= attrs["p80_ms"] and attrs["n"] >= 3
         assert t.value == attrs["median_ms"] and attrs["compile_s"] > 0 and attrs["error"] == 0.0
-        assert {"log2_BLOCK_ROW", "log2_BLOCK_COL", "log2_num_warps"} == set(t.params)
+        assert {"log2_BLOCK_ROW", "log2_BLOCK_COL", "log2_num_warps", "rank_PROGRAMS"} == set(
+            t.params
+        )
         assert 2 ** t.params["log2_BLOCK_ROW"] == attrs["config"]["BLOCK_ROW"]
     assert len({config_key(t.user_attrs["config"]) for t in measured}) == 6
     infeasible = [t for t in trials if t.state == TrialState.FAIL]

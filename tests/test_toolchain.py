@@ -30,7 +30,7 @@ def test_a_toolchain_change_starts_a_new_study_and_marks_the_old_one_stale(
     (new,) = tune(url, trials=3)
     assert new.name != old.name and new.name.rsplit("/", 1)[0] == old.name.rsplit("/", 1)[0]
     assert new.toolchain["triton"] == "9.9.9" and old.toolchain["triton"] != "9.9.9"
-    assert set(new.toolchain) == {"triton", "torch", "launchers"}
+    assert set(new.toolchain) == {"triton", "torch", "launch"}
     stale = {s.name: s.stale for s in summarize(open_database(url), op=COPY_OP)}
     assert stale == {old.name: True, new.name: False}
 
@@ -60,31 +60,97 @@ def test_freeze_takes_the_newest_toolchains_study_and_check_marks_another_stale(
         assert len(session.scalars(select(StudyRecord)).all()) == 2
 
 
-def test_launchers_join_the_toolchain_but_the_frozen_configs_do_not(tree):
+SOFTMAX = "jagged_softmax"
+FWD_KERNEL = "_jagged_softmax_fwd_kernel"
+
+
+def test_a_launcher_refactor_leaves_configs_current_and_a_kernel_edit_makes_them_stale(tree):
     from autotuner.atk.generated_block import read_frozen, replace_block
+    from autotuner.measure.toolchain import launch_fingerprint, stale_configs
     from core.paths import port_file
 
-    backend = CpuBackend()
-    before = toolchain(backend, COPY_OP)
-    path = port_file(COPY_OP)
+    spec = get_op(SOFTMAX)
+    path = port_file(SOFTMAX)
     source = path.read_text()
+    before = launch_fingerprint(SOFTMAX, FWD_KERNEL)
+    # Configs tuned under this fingerprint are current.
+    write_recorded_fingerprints(spec)
+    assert stale_configs(spec) == []
+    # A freeze rewrites the generated block: nothing changes.
     frozen = read_frozen(source, path)
     frozen["cpu"] = {"fwd": []}
     path.write_text(replace_block(source, frozen, path))
-    assert toolchain(backend, COPY_OP) == before  # a freeze changes nothing
-    # The block's functions are launcher code: the shared helpers the template renders.
-    helper = "        dtype = _DTYPE_NAMES.get(tensor.dtype, str(tensor.dtype))"
-    assert helper in source
-    path.write_text(source.replace(helper, helper.replace("str(tensor.dtype)", "None")))
-    assert differences(before, toolchain(backend, COPY_OP))[0].startswith("launchers ")
-    # The pick of a config for a launch that names none is not: a study always names one.
-    pick = "            fitted[block] = min(fitted[block], max(16, triton.next_power_of_2(shape[dim])))"
-    assert pick in source
-    path.write_text(source.replace(pick, pick.replace("min(", "max(")))
-    assert toolchain(backend, COPY_OP) == before
-    path.write_text(source + "\n\ndef helper():\n    return 1\n")
-    assert differences(before, toolchain(backend, COPY_OP))[0].startswith("launchers ")
-    assert differences(None, before) == ["unrecorded"]
+    assert launch_fingerprint(SOFTMAX, FWD_KERNEL) == before
+    # Comments, formatting and docstrings in the launcher, a renamed helper of the launcher:
+    launch = "    _jagged_softmax_fwd_kernel["
+    assert launch in source
+    refactored = source.replace(
+        launch, "    # one program per sequence and column block\n" + launch
+    )
+    refactored = refactored.replace(
+        '    """y [sum_L, D]: softmax over', '    """Y [sum_L, D]: the softmax over'
+    )
+    refactored = refactored.replace(
+        "x.stride(0), x.stride(1), y.stride(0)", "x.stride(0),  x.stride(1),\n        y.stride(0)"
+    )
+    refactored = refactored.replace("_check_inputs", "_validate")
+    path.write_text(refactored)
+    assert launch_fingerprint(SOFTMAX, FWD_KERNEL) == before
+    assert stale_configs(spec) == []
+    # An edited kernel makes its configs stale, with one reason, and only its own.
+    body = "        pid_b = tile % batch\n"
+    assert source.count(body) == 2
+    path.write_text(source.replace(body, body + "        pid_b = pid_b + 0\n", 1))
+    stale = stale_configs(spec)
+    assert stale and {s.kernel for s in stale} == {"fwd"}
+    assert {s.reasons for s in stale} == {("kernel or launch arguments changed",)}
+    # So does a changed compile-time launch argument.
+    path.write_text(
+        source.replace(
+            "**blocks, **options,\n    )", "**blocks, **options, num_stages=1,\n    )", 1
+        )
+    )
+    assert {s.kernel for s in stale_configs(spec)} == {"fwd"}
+
+
+def write_recorded_fingerprints(spec) -> None:
+    """Record the current launch fingerprint as the toolchain of every frozen config of the op,
+    as a freeze of studies run now would."""
+    import json
+
+    from autotuner.measure.toolchain import LAUNCH, launch_fingerprint
+    from core.paths import performance_json
+
+    path = performance_json(spec.name)
+    data = json.loads(path.read_text())
+    fingerprints = {k.name: launch_fingerprint(spec.name, k.port_kernel) for k in spec.kernels}
+
+    def visit(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "kernels" and isinstance(value, dict):
+                    for kernel, entry in value.items():
+                        if kernel in fingerprints and isinstance(entry, dict):
+                            entry["toolchain"] = {LAUNCH: fingerprints[kernel]}
+                else:
+                    visit(value)
+        elif isinstance(node, list):
+            for item in node:
+                visit(item)
+
+    visit(data)
+    path.write_text(json.dumps(data, indent=1))
+
+
+def test_differences_name_what_changed():
+    assert differences(None, {"launch": "a"}) == ["toolchain unrecorded"]
+    assert differences({"launchers": "x"}, {"launch": "a"}) == [
+        "tuned before launch fingerprints were recorded"
+    ]
+    assert differences({"launch": "a", "triton": "3.5"}, {"launch": "a"}) == []  # no versions
+    assert differences({"launch": "a", "triton": "3.5"}, {"launch": "a", "triton": "3.6"}) == [
+        "triton 3.5 -> 3.6"
+    ]
 
 
 @pytest.mark.parametrize("key", ["torch", "triton"])
@@ -92,4 +158,27 @@ def test_each_version_is_part_of_it(key, monkeypatch):
     backend = CpuBackend()
     versions = CpuBackend.versions
     monkeypatch.setattr(CpuBackend, "versions", lambda self: {**versions(self), key: "0.0.1"})
-    assert toolchain(backend, COPY_OP)[key] == "0.0.1"
+    assert toolchain(backend, COPY_OP, get_op(COPY_OP).kernels[0].port_kernel)[key] == "0.0.1"
+
+
+def test_status_and_the_dashboard_count_stale_configs_per_op(tree, tmp_path):
+    from fastapi.testclient import TestClient
+
+    from api.main import create_app
+    from autotuner.measure.toolchain import stale_configs
+
+    from .conftest import autotune_cli
+
+    url = f"sqlite:///{tmp_path / 'empty.db'}"
+    spec = get_op(SOFTMAX)
+    count = len(stale_configs(spec))
+    assert count  # the checked-in configs were tuned before launch fingerprints were recorded
+    html = TestClient(create_app(url)).get("/").text
+    assert f'data-stale="{SOFTMAX}" title="stale: {SOFTMAX}: {count} frozen configs' in html
+    assert f"({count} stale)" in html
+    status = autotune_cli("status", "--op", SOFTMAX, "--db", url, env={"AUTOTUNE_ROOT": str(tree)})
+    assert status.returncode == 0, status.stderr
+    (line,) = [x for x in status.stdout.splitlines() if x.startswith("stale:")]
+    assert line.startswith(f"stale: {SOFTMAX}: {count} frozen configs (bwd, fwd): ")
+    write_recorded_fingerprints(spec)
+    assert f'data-stale="{SOFTMAX}"' not in TestClient(create_app(url)).get("/").text

@@ -64,7 +64,7 @@ cc = subprocess.CalledProcessError(
 )
 fwd = ("jagged_dense_flash_attention", "fwd", "b1024_n256_d128_t128_bf16")
 print(json.dumps({
-    "compiler": compiler.__dict__,
+    "compiler": {**compiler.__dict__, "options": sorted(compiler.options)},
     "refusals": {soc: triton_ascend.cannot_build(soc, compiler) for soc in ("910B", "910_93", "950PR")},
     "defaults": {soc: soc_profile(soc).option_defaults["multibuffer"] for soc in ("910B", "950PR")},
     "simd": describe(*fwd, "910B"),
@@ -92,6 +92,11 @@ def test_what_the_service_reads_of_triton_ascend_3_2():
     )
     assert result.returncode == 0, result.stderr[-3000:]
     found = json.loads(result.stdout.strip().splitlines()[-1])
+    options = found["compiler"].pop("options")
+    # The launch options 3.2.0's NPUOptions declares: what a compiler-option tunable can name.
+    assert {"multibuffer", "unit_flag", "enable_hivm_auto_cv_balance", "sync_solver"} <= set(
+        options
+    )
     # The capability gate: 3.2.0 hard-codes compile_on_910_95 = False, multibuffer on.
     assert found["compiler"] == {
         "version": "3.2.0",

@@ -1,3 +1,4 @@
+import dataclasses
 import json
 import sys
 
@@ -12,9 +13,9 @@ from .conftest import compiled_run, requires_gpu
 
 
 def test_pinned_files_are_the_upstream_bytes():
-    """Every op's upstream file in the installed wheel has the sha256 its spec pins."""
+    """Every FBGEMM op's upstream file in the installed wheel has the sha256 its spec pins."""
     root = upstream.package_root()
-    for spec in all_ops().values():
+    for spec in (s for s in all_ops().values() if s.upstream.source is upstream.FBGEMM):
         assert upstream.sha256_of(root / spec.upstream.file) == spec.upstream.sha256, spec.name
 
 
@@ -80,3 +81,64 @@ def test_a_loaded_module_is_not_read_again(monkeypatch):
     monkeypatch.setattr(upstream, "sha256_of", lambda path: pytest.fail(f"read {path} again"))
     monkeypatch.setattr(upstream, "package_root", lambda: pytest.fail("looked the package up"))
     assert upstream.load(spec.upstream.file, spec.upstream.sha256) is first
+
+
+# -- recsys-examples: a checkout named by AUTOTUNE_RECSYS_EXAMPLES --------------------------------
+RECSYS_OPS = [s for s in all_ops().values() if s.upstream.source is upstream.RECSYS_EXAMPLES]
+
+
+def _fake_checkout(root, spec):
+    """A checkout holding a changed copy of the op's file (the real one's bytes plus a comment
+    where the checkout is here, else other bytes: either way not the pinned ones)."""
+    real = upstream.RECSYS_EXAMPLES.missing() is None and upstream.RECSYS_EXAMPLES.root()
+    path = root / spec.upstream.file
+    path.parent.mkdir(parents=True)
+    path.write_bytes((real / spec.upstream.file).read_bytes() if real else b"x = 1\n")
+    path.write_bytes(path.read_bytes() + b"# changed\n")
+    return path
+
+
+def test_a_changed_checkout_file_is_refused_in_one_line(tmp_path, monkeypatch):
+    """A checkout whose file is not the pinned one: one line naming the file and both hashes."""
+    spec = next(s for s in RECSYS_OPS if s.name == "layer_norm")
+    path = _fake_checkout(tmp_path, spec)
+    source = dataclasses.replace(
+        upstream.RECSYS_EXAMPLES, name="fake-recsys", setting="FAKE_CHECKOUT", imports=()
+    )
+    monkeypatch.setenv("FAKE_CHECKOUT", str(tmp_path))
+    with pytest.raises(UserError) as refused:
+        upstream.load(spec.upstream.file, spec.upstream.sha256, source)
+    message = str(refused.value)
+    assert "\n" not in message and spec.upstream.file in message
+    assert upstream.sha256_of(path) in message and spec.upstream.sha256 in message
+
+
+def test_without_a_checkout_upstream_says_why_and_the_port_still_runs(monkeypatch, cpu):
+    monkeypatch.delenv("AUTOTUNE_RECSYS_EXAMPLES", raising=False)
+    for spec in RECSYS_OPS:
+        reason = spec.upstream.missing()
+        assert reason and "\n" not in reason and "AUTOTUNE_RECSYS_EXAMPLES" in reason
+        case = spec.cases("accuracy")[0]
+        inputs = spec.make_inputs(case, cpu.device)
+        assert spec.upstream_outputs(case) == () and spec.run_upstream(inputs, case) == {}
+        assert spec.upstream_part("fwd", inputs, case) is None
+        assert set(spec.run_port(inputs)) == set(spec.output_names)
+
+
+requires_recsys = pytest.mark.skipif(
+    upstream.RECSYS_EXAMPLES.missing() is not None,
+    reason=upstream.RECSYS_EXAMPLES.missing() or "",
+)
+
+
+@requires_recsys
+@pytest.mark.parametrize("op", [s.name for s in RECSYS_OPS])
+def test_recsys_upstream_forward_computes_the_op(op, cpu):
+    """The checkout's upstream forward (the interpreter) agrees with the float64 golden; the
+    absolute `commons` import it makes is gone from sys.modules after it loads."""
+    spec = all_ops()[op]
+    case = next(c for c in spec.cases("accuracy") if c.dtype == "float32" and c.shape["N"] > 1)
+    inputs = spec.make_inputs(case, cpu.device)
+    got = spec.run_upstream(inputs, case)
+    assert "commons" not in sys.modules
+    assert torch.allclose(got["y"].double(), spec.reference(inputs)["y"], rtol=1e-4, atol=1e-5)

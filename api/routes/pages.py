@@ -84,6 +84,7 @@ def regressions(request: Request, session: SessionDep) -> HTMLResponse:
     context = {
         "checks": checks,
         "regressed": sum(c.regressed for c in checks),
+        "contended": sum(c.outcome == "contended" for c in checks),
         "failures": failures,
         "verified": session.scalar(select(AccuracyResult.id).limit(1)) is not None,
     }

@@ -46,6 +46,9 @@ LAUNCH_OPTIONS = {
 
 #: The helpers of the template that only some ports call, in the order the template has them.
 OPTIONAL_HELPERS = (
+    "_launch_config",
+    "_cores",
+    "_grid",
     "_precision",
     "_block_d",
     "_block_size",
@@ -61,6 +64,8 @@ _BMM_HELPERS = (
     "_jagged_bmm_default",
 )
 _ATTENTION_HELPERS = ("_precision", "_block_d")
+#: The launch of a kernel with a program count (`ops.spec.PROGRAMS`): a persistent grid.
+_PERSISTENT_HELPERS = ("_launch_config", "_cores", "_grid")
 #: The optional helpers in each port's block, by op (the port file is `<op>.py`); an op not named
 #: here gets the helpers every block has.
 PORT_HELPERS: dict[str, tuple[str, ...]] = {
@@ -69,6 +74,10 @@ PORT_HELPERS: dict[str, tuple[str, ...]] = {
     "jagged_dense_flash_attention": _ATTENTION_HELPERS,
     "jagged_flash_attention_basic": _ATTENTION_HELPERS,
     "multi_head_jagged_flash_attention": _ATTENTION_HELPERS,
+    "jagged_to_padded_dense": _PERSISTENT_HELPERS,
+    "dense_to_jagged": _PERSISTENT_HELPERS,
+    "jagged_dense_elementwise_add": _PERSISTENT_HELPERS,
+    "jagged_softmax": _PERSISTENT_HELPERS,
 }
 
 #: The block's functions that choose a config for a launch that names none: they change what

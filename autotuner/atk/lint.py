@@ -12,7 +12,6 @@ from pathlib import Path
 import yaml
 
 from core.errors import UserError
-from core.upstream import UPSTREAM_COMMIT, UPSTREAM_REPO, provenance_path
 
 from .generated_block import BEGIN_MARKER, END_MARKER, read_frozen, replace_block
 
@@ -272,9 +271,9 @@ def lint_op_folder(folder: Path) -> list[Problem]:
         expected, outputs = None, None
     else:
         expected = {
-            "repository": f"https://github.com/{UPSTREAM_REPO}",
-            "commit": UPSTREAM_COMMIT,
-            "file": provenance_path(spec.upstream.file),
+            "repository": f"https://github.com/{spec.upstream.source.repo}",
+            "commit": spec.upstream.source.commit,
+            "file": spec.upstream.source.provenance_path(spec.upstream.file),
             "lines": spec.upstream.lines,
         }
         outputs = len(spec.output_names)

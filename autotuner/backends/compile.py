@@ -117,6 +117,13 @@ def ascend_compiler(soc: str) -> AscendCompiler:
     return AscendCompiler(soc, COMPILE_TARGETS[soc], binary, *_probe(binary))
 
 
+@functools.cache
+def bishengir_version(soc: str) -> str:
+    """The first line of `--version` of the soc's bishengir binary, "none" where it is missing."""
+    binary = find_binary(BINARIES[soc]) if soc in BINARIES else None
+    return _probe(binary)[0] if binary else "none"
+
+
 def _output(binary: str, flag: str) -> str:
     done = subprocess.run([binary, flag], capture_output=True, text=True, timeout=60)
     return done.stdout + done.stderr
@@ -306,6 +313,8 @@ class _Launches:
 
 
 _launches = _Launches()
+#: The device a launcher is told of where its choices depend on the device (no tensor is there).
+_NPU = types.SimpleNamespace(type="npu", index=0)
 
 
 def _quiet_warmup(fn: Any, grid: Any, args: tuple, kwargs: dict[str, Any]) -> None:
@@ -324,6 +333,9 @@ def _warmed(op: OpSpec) -> types.ModuleType:
     for name, value in list(vars(port).items()):
         if isinstance(value, JITFunction):
             setattr(port, name, _Warmup(value))
+    if hasattr(port, "_precision"):  # the inputs are on the CPU: tl.dot's precision as on an NPU
+        on_host = port._precision
+        port._precision = lambda allow_tf32, device: on_host(allow_tf32, _NPU)
     return port
 
 
@@ -333,21 +345,12 @@ def _launching(op: OpSpec, config: Config, mode: str) -> Iterator[_Launches]:
     if _session is None:
         raise RuntimeError("compile.activate() first")
     port = _warmed(op)
-    npu = types.SimpleNamespace(type="npu", index=0)
-    options = port._split_config(config, npu)[1] if _session.compiler is not None else {}
+    options = port._split_config(config, _NPU)[1] if _session.compiler is not None else {}
     _launches = _Launches(mode, options)
     try:
         yield _launches
     finally:
         _launches = _Launches()
-
-
-def _quiet_warmup(fn: Any, grid: Any, args: tuple, kwargs: dict[str, Any]) -> None:
-    """`fn.warmup` with Triton's prints kept off stdout (a `--json` report goes there): 3.2.0
-    prints "[WARNING] Please DO NOT tune args [...]" for every option outside its own short list,
-    `compile_on_910_95` among them (python/triton/runtime/jit.py, `JITFunction.run`)."""
-    with contextlib.redirect_stdout(io.StringIO()):
-        fn.warmup(*args, grid=grid, **kwargs)
 
 
 def compile_key(op: OpSpec, kernel: KernelSpec, inputs: Tensors, config: Config) -> str:

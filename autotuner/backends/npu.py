@@ -41,7 +41,7 @@ from core.limits import DeviceLimits
 
 from . import compile_verdict, npu_options, triton_ascend
 from .base import Backend, Timing
-from .compile import prints_memory
+from .compile import bishengir_version, prints_memory
 from .compiler_log import compiler_log
 from .socs import NPU_SOCS, soc_from_device_name
 
@@ -69,6 +69,18 @@ REGISTER_FILE_BYTES = {"950PR": 128 * KIB, "950DT": 128 * KIB}
 #: bishengir/lib/Dialect/HIVM/IR/HIVMCanonicalizations.cpp:345-383; the same code on master).
 #: The 910B compiler rejects that transpose in its verifier and plans those configs.
 CRASHING_DOT_ROW_BYTES = {"950PR": 32, "950DT": 32}
+#: (AI cores, vector cores) by soc, for a program count planned without a device
+#: (`ops.spec.PROGRAMS`): AI_CORE_COUNT and VECTOR_CORE_COUNT of the target the compile path
+#: compiles each soc for (`backends.compile`: Ascend910B2, Ascend910_9391, Ascend950PR_9599,
+#: Ascend950DT_9581), as ascendnpu-ir 1.2.0 states them (`bishengir-opt
+#: --hacc-append-device-spec=target=...`, the a5 binary for the 950s; AscendNPU-IR
+#: bishengir/include/bishengir/Dialect/HACC/Targets/NPUTargetSpec.td). Other SKUs differ
+#: (Ascend910B3/B4 and Ascend910_9372: 20 and 40; Ascend950PR_9589: 32 and 64; Ascend950DT_95A1:
+#: 36 and 72); a device reports its own (`NpuBackend`). triton-ascend likewise counts two vector
+#: cores per AI core (NPUUtils.get_device_properties, Ascend/triton-ascend v3.2.0
+#: python/triton/backends/ascend/driver.py:84-86) and bounds a vector-only kernel's grid by the
+#: vector cores, a kernel with tl.dot by the AI cores (driver.py:504-505).
+CORES = {"910B": (24, 48), "910_93": (24, 48), "950PR": (36, 72), "950DT": (32, 64)}
 #: The runtime refuses a launch of more blocks than this, whatever the grid's shape.
 MAX_TOTAL_BLOCKS = 65535
 #: Parts faster than this (ms) are timed by the profiler too (`NpuBackend.cross_check`): event
@@ -93,14 +105,19 @@ def check_mode(soc: str, mode: str) -> None:
 
 
 def npu_limits(soc: str, mode: str = "simd") -> DeviceLimits:
-    """The static limits of a soc in a mode (core counts are only known from a device). SIMT
-    code runs on the vector cores alone: no L1 or L0C of a cube core to check."""
+    """The static limits of a soc in a mode (core counts: those of `CORES`, a device's own where
+    it runs). SIMT code runs on the vector cores alone: no L1 or L0C of a cube core to
+    check."""
+    cores, vector_cores = CORES.get(soc, (None, None))
+    counts = {"cores": cores, "vector_cores": vector_cores}
     if mode == "simt":
         return DeviceLimits(
             unified_buffer_bytes=SIMT_UNIFIED_BUFFER_BYTES.get(soc),
             max_total_blocks=MAX_TOTAL_BLOCKS,
+            **counts,
         )
     return DeviceLimits(
+        **counts,
         unified_buffer_bytes=UNIFIED_BUFFER_BYTES.get(soc),
         register_file_bytes=REGISTER_FILE_BYTES.get(soc),
         crashing_dot_row_bytes=CRASHING_DOT_ROW_BYTES.get(soc),
@@ -298,6 +315,7 @@ class NpuBackend(Backend):
             "torch_npu": str(getattr(torch_npu, "__version__", "unknown")),
             "triton": triton.__version__,  # triton-ascend installs as `triton`
             "cann": cann_version(),
+            "bishengir": bishengir_version(self.soc),
             "device": self.device_name,
             "npu_mode": self.mode,
             "timer": f"npu events, {self.flush_bytes >> 20} MiB zeroed before each repetition",

@@ -11,6 +11,7 @@ import typer
 
 from core.errors import UserError
 
+from ..checkout import other_checkout
 from . import atk, baseline, catalog, freeze, report, search, serve, transfer, verify
 from .common import err_console
 
@@ -73,6 +74,9 @@ def main() -> None:
     if len(sys.argv) < 2:
         app()  # no arguments: the help, as typer writes it
     try:
+        mixed = other_checkout()
+        if mixed:
+            raise UserError(mixed)
         code = app(standalone_mode=False)
     except typer.TyperException as exc:  # typer's usage errors: bad or missing options
         _fail(_usage_line(exc), getattr(exc, "exit_code", 2))

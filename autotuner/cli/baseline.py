@@ -22,6 +22,15 @@ from .common import (
     quiet_interpreter,
 )
 
+#: `autotune check`'s exit code when the device looked shared and nothing regressed (0: all ok,
+#: 1: a regression, 2: bad input).
+CONTENDED_EXIT = 3
+VERDICTS = {
+    "ok": "[green]ok[/]",
+    "regressed": "[red]REGRESSED[/]",
+    "contended": "[yellow]contended[/]",
+}
+
 
 @case_options
 def baseline(
@@ -97,7 +106,8 @@ def check(
     gpu_soc: GpuSocOption = None,
     request: CaseRequest = NO_REQUEST,
 ) -> None:
-    """Re-time the frozen port against its baselines; exit 1 on a significant slow-down."""
+    """Re-time the frozen port against its baselines; exit 1 on a significant slow-down, 3 when
+    the device looked shared with another process (contended) and nothing regressed."""
     import json
 
     from ops import get_op
@@ -105,6 +115,7 @@ def check(
     from ..backends import get_backend
     from ..baseline.check import ALPHA
     from ..baseline.check import check as run_check
+    from ..measure.toolchain import stale_line
     from ..settings import settings
 
     spec = get_op(op)
@@ -134,18 +145,31 @@ def check(
                 v.case_name, v.part, v.label or "-", v.reference_source or "-",
                 short_number(c.baseline.median_ms), short_number(v.median_ms), f"{v.change:+.1%}", short_number(v.p_value),
                 f"{v.absolute_change:+.1%}", short_number(v.gpu_ratio),
-                "[red]REGRESSED[/]" if v.regressed else "[green]ok[/]",
+                VERDICTS[v.outcome],
             )  # fmt: skip
         console.print(table)
+        contended = sum(c.verdict.outcome == "contended" for c in report.checked)
+        regressed = sum(c.verdict.regressed for c in report.checked)
+        console.print(
+            f"{len(report.checked)} checked: {regressed} regressed, {contended} contended, "
+            f"{len(report.checked) - regressed - contended} ok",
+            markup=False, highlight=False,
+        )  # fmt: skip
+    for c in report.checked:
+        if c.verdict.outcome == "contended":
+            err_console.print(
+                f"contended: {c.verdict.case_name} {c.verdict.part}: the device looks shared "
+                f"({c.verdict.contention}); its ratio could hide a regression, check it on a "
+                "quiet device",
+                markup=False, highlight=False, soft_wrap=True,
+            )  # fmt: skip
     for line in report.skipped:
         err_console.print(f"not checked: {line}", markup=False, highlight=False)
-    for c in report.checked:
-        if c.toolchain_changes:
-            err_console.print(
-                f"stale: {c.verdict.case_name} {c.verdict.part} was frozen under another "
-                f"toolchain ({'; '.join(c.toolchain_changes)}); tune it again",
-                markup=False, highlight=False,
-            )  # fmt: skip
+    stale = stale_line(op, report.stale)
+    if stale:
+        err_console.print(stale, markup=False, highlight=False, soft_wrap=True)
     next_step("`autotune serve` shows these verdicts on /regressions, beside the frozen results")
     if report.regressed:
         raise typer.Exit(1)
+    if report.contended:
+        raise typer.Exit(CONTENDED_EXIT)

@@ -93,15 +93,20 @@ def list_cases(
 
 
 def list_ops() -> None:
-    """The ops, their kernels and tunables."""
+    """The ops, their upstream, kernels and tunables."""
     from ops import all_ops
 
     table = Table()
-    for column in ("op", "kernel", "tunables", "cases (accuracy / performance)"):
+    for column in ("op", "upstream", "kernel", "tunables", "cases (accuracy / performance)"):
         table.add_column(column)
     for spec in all_ops().values():
+        source = spec.upstream.source
+        missing = spec.upstream.missing()
+        upstream = f"{source.repo}@{source.commit[:7]}" + (
+            f" (not here: {missing})" if missing else ""
+        )
         for kernel in spec.kernels:
             tunables = ", ".join(f"{t.name} {list(t.values)}" for t in kernel.tunables)
             counts = f"{len(spec.cases('accuracy'))} / {len(spec.cases('performance'))}"
-            table.add_row(spec.name, kernel.name, tunables, counts)
+            table.add_row(spec.name, upstream, kernel.name, tunables, counts)
     console.print(table)

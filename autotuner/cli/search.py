@@ -203,15 +203,23 @@ def status(
     op: Annotated[str | None, typer.Option(help="Only this op.")] = None,
     soc: SocOption = None,
 ) -> None:
-    """Studies with trial counts by state, best config and speedup over the default."""
+    """Studies with trial counts by state, best config and speedup over the default; then, per
+    op, the frozen configs whose kernel or launch arguments changed since they were tuned."""
+
+    from ops import all_ops, get_op
 
     from ..backends.socs import is_npu_soc
+    from ..measure.toolchain import stale_configs, stale_line
     from ..report.studies import summarize
 
     summaries = summarize(database_of(db, create=False), op=op, soc=soc)
+    stale = [
+        line
+        for spec in ([get_op(op)] if op else all_ops().values())
+        if (line := stale_line(spec.name, stale_configs(spec, soc=soc)))
+    ]
     if not summaries:
         console.print("no studies yet")
-        return
     for op_name in sorted({s.op for s in summaries}):
         group = [s for s in summaries if s.op == op_name]
         table = _summary_table(group, op_name)
@@ -223,3 +231,5 @@ def status(
             for cells, s in zip(rows, group, strict=True):
                 table.add_row(*cells, str(s.ub_misses) if is_npu_soc(s.soc) else "-")
         console.print(table)
+    for line in stale:
+        console.print(line, markup=False, highlight=False)

@@ -11,6 +11,7 @@ from typing import Any
 
 from core.errors import UserError
 from core.paths import project_root
+from core.upstream import RECSYS_EXAMPLES
 
 from ..backends import Backend
 
@@ -67,6 +68,8 @@ def environment(backend: Backend) -> dict[str, Any]:
         "autotune": _version("autotune"),
         "optuna": _version("optuna"),
         "fbgemm-gpu-cpu": _version("fbgemm-gpu-cpu"),
+        # The checkout's files are checked against the pin as they load; None: no checkout here.
+        "recsys-examples": None if RECSYS_EXAMPLES.missing() else RECSYS_EXAMPLES.commit,
         "project_commit": project_commit(),
     }
 

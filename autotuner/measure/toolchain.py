@@ -1,44 +1,102 @@
-"""What a study's numbers depend on beyond the kernel source: the compilers, runtimes and the
-port's launchers. Part of a study's identity: a Triton, triton-ascend, torch, torch_npu or CANN
-upgrade, or an edited launcher, starts new studies instead of reusing old winners."""
+"""What a study's numbers depend on beyond the config: the compilers and runtimes, and what the
+port launches. Part of a study's identity (a Triton, triton-ascend, torch, torch_npu, CANN or
+bishengir upgrade, or an edited kernel, starts new studies instead of reusing old winners), and
+what makes a frozen config stale.
+
+What the port launches is a fingerprint of the kernel, not of the file it sits in: the
+`@triton.jit` source of the kernel and of the jit functions it calls, and the arguments of every
+launch of it (a `kernel[grid](...)` call, or one through a launcher that takes the kernel as an
+argument), each as `ast.unparse` writes it without docstrings, so comments and formatting do
+not count. A launcher refactor that launches the same kernels with the same arguments leaves
+configs current; the grid (run-time sizes) is not part of it. The launch arguments are source
+text: renaming a variable passed at the launch changes the fingerprint, and what helpers of the
+launcher compute before the launch does not.
+"""
 
 from __future__ import annotations
 
 import ast
 import hashlib
 import json
+from dataclasses import dataclass
 
-from core.paths import port_file
+from core.paths import performance_json, port_file
 
-from ..atk.generated_block import BEGIN_MARKER, END_MARKER, PICK_FUNCTIONS
+from ..atk.performance_json import frozen_sections
+from ..atk.performance_json import read as read_performance_json
 from ..backends import Backend
 
 #: The entries of `Backend.versions()` that change what a config compiles to or how it runs.
-VERSION_KEYS = ("triton", "torch", "torch_npu", "cann", "cuda_runtime")
+VERSION_KEYS = ("triton", "torch", "torch_npu", "cann", "bishengir", "cuda_runtime")
+#: The key of the launch fingerprint in a toolchain; "launchers", the hash of the whole port file
+#: that came before it, changed with refactors that launched nothing else.
+LAUNCH = "launch"
 
 
-def launcher_hash(op: str) -> str:
-    """sha256 of the port file, of its generated block only the functions that run a config (the
-    shared launcher helpers): not its data, the frozen configs every freeze rewrites and the soc
-    names, nor the pick of a config for a launch that names none (a study always names one)."""
-    source = port_file(op).read_text(encoding="utf-8")
-    if BEGIN_MARKER in source and END_MARKER in source:
-        head, rest = source.split(BEGIN_MARKER, 1)
-        block, tail = rest.split(END_MARKER, 1)
-        functions = [
-            ast.get_source_segment(block, node) or ""
-            for node in ast.parse(block).body
-            if isinstance(node, ast.FunctionDef) and node.name not in PICK_FUNCTIONS
-        ]
-        source = head + "\n".join(functions) + tail
-    return hashlib.sha256(source.encode()).hexdigest()
+def _is_jit(node: ast.FunctionDef) -> bool:
+    return any("jit" in ast.unparse(d) for d in node.decorator_list)
 
 
-def toolchain(backend: Backend, op: str) -> dict[str, str]:
-    """The versions that matter on this backend, and the hash of the op's launchers."""
+def _without_docstrings(node: ast.AST) -> ast.AST:
+    for child in ast.walk(node):
+        body = getattr(child, "body", None)
+        if (
+            isinstance(child, ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
+            child.body = body[1:] or [ast.Pass()]
+    return node
+
+
+def launch_source(source: str, kernel: str) -> str:
+    """The normalised text the launch fingerprint of `kernel` (a `@triton.jit` function of the
+    port `source`) hashes: its jit source and the jit functions it calls, then its launches."""
+    tree = _without_docstrings(ast.parse(source))
+    functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+    jit = {n.name: n for n in functions if _is_jit(n)}
+    if kernel not in jit:
+        raise KeyError(kernel)
+    seen, todo = [], [kernel]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.append(name)
+        todo += sorted(
+            {c.func.id for c in ast.walk(jit[name]) if isinstance(c, ast.Call)
+             and isinstance(c.func, ast.Name) and c.func.id in jit}
+        )  # fmt: skip
+    parts = [ast.unparse(jit[name]) for name in sorted(seen)]
+    launches = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        callee = node.func.value if isinstance(node.func, ast.Subscript) else None
+        direct = isinstance(callee, ast.Name) and (callee.id == kernel or callee.id not in jit)
+        passes = any(isinstance(a, ast.Name) and a.id == kernel for a in node.args)
+        if direct:  # kernel[grid](...), or fn[grid](...) of a launcher given the kernel
+            arguments = [*node.args, *node.keywords]
+            launches.append("launch(" + ", ".join(ast.unparse(a) for a in arguments) + ")")
+        elif passes:  # _launch("fwd", kernel, ..., transpose=True)
+            launches.append(ast.unparse(node))
+    return "\n".join(parts + sorted(launches))
+
+
+def launch_fingerprint(op: str, kernel: str) -> str:
+    """16 hex digits of sha256 over `launch_source` of the op's port."""
+    text = launch_source(port_file(op).read_text(encoding="utf-8"), kernel)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def toolchain(backend: Backend, op: str, kernel: str) -> dict[str, str]:
+    """The versions that matter on this backend, and the launch fingerprint of one port kernel
+    (a `@triton.jit` function name)."""
     versions = backend.versions()
     found = {key: str(versions[key]) for key in VERSION_KEYS if key in versions}
-    return {**found, "launchers": launcher_hash(op)[:16]}
+    return {**found, LAUNCH: launch_fingerprint(op, kernel)}
 
 
 def fingerprint(chain: dict[str, str]) -> str:
@@ -47,12 +105,66 @@ def fingerprint(chain: dict[str, str]) -> str:
 
 
 def differences(recorded: dict[str, str] | None, current: dict[str, str]) -> list[str]:
-    """`key a -> b` for each entry that changed; ["unrecorded"] for a number from before
-    toolchains were recorded."""
+    """Why a number recorded under `recorded` may not hold under `current`, one short phrase per
+    change: `key a -> b` for a version, "kernel or launch arguments changed" for the launch
+    fingerprint, "unrecorded" for a number from before toolchains were recorded. Only the keys of
+    `current` count (a check without a device knows only the launch fingerprint)."""
     if not recorded:
-        return ["unrecorded"]
-    return [
-        f"{key} {recorded.get(key, '-')} -> {current.get(key, '-')}"
-        for key in sorted(set(recorded) | set(current))
-        if recorded.get(key) != current.get(key)
-    ]
+        return ["toolchain unrecorded"]
+    out = []
+    for key in sorted(current):
+        if recorded.get(key) == current[key]:
+            continue
+        if key != LAUNCH:
+            out.append(f"{key} {recorded.get(key, '-')} -> {current[key]}")
+        elif LAUNCH in recorded:
+            out.append("kernel or launch arguments changed")
+        else:
+            out.append("tuned before launch fingerprints were recorded")
+    return out
+
+
+@dataclass(frozen=True)
+class Stale:
+    """A frozen config whose numbers may have moved, and why."""
+
+    soc: str
+    kernel: str
+    case: str
+    reasons: tuple[str, ...]
+
+
+def stale_configs(
+    spec, versions: dict[str, str] | None = None, soc: str | None = None
+) -> list[Stale]:
+    """The frozen configs of an op (on one soc, or all) that are stale: their kernel's launch
+    fingerprint changed since they were tuned, or, where `versions` (`Backend.versions()`) are
+    given, a compiler or runtime version did."""
+    found = {key: str(versions[key]) for key in VERSION_KEYS if versions and key in versions}
+    fingerprints = {k.name: launch_fingerprint(spec.name, k.port_kernel) for k in spec.kernels}
+    out = []
+    sections = frozen_sections(read_performance_json(performance_json(spec.name)))
+    for case, by_soc in sorted(sections.items()):
+        for frozen_soc, section in sorted(by_soc.items()):
+            if soc is not None and frozen_soc != soc:
+                continue
+            for kernel, entry in sorted(section.get("kernels", {}).items()):
+                if kernel not in fingerprints:
+                    continue
+                current = {**found, LAUNCH: fingerprints[kernel]}
+                reasons = differences(entry.get("toolchain"), current)
+                if reasons:
+                    out.append(Stale(frozen_soc, kernel, case, tuple(reasons)))
+    return out
+
+
+def stale_line(op: str, stale: list[Stale]) -> str | None:
+    """One short line for an op's stale configs: how many, of which kernels, and why."""
+    if not stale:
+        return None
+    kernels = sorted({s.kernel for s in stale})
+    reasons = sorted({r for s in stale for r in s.reasons})
+    return (
+        f"stale: {op}: {len(stale)} frozen config{'s' if len(stale) != 1 else ''} "
+        f"({', '.join(kernels)}): {'; '.join(reasons)}; tune them again"
+    )

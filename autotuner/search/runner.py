@@ -148,7 +148,7 @@ def run(
     user = [*request.cases(spec, backend.is_interpreter), *extra]
     known = [c for c, _ in user_cases(spec, case_kind(backend))]
     selection = select(op, backend, kernels, cases, user, known)
-    chain = toolchain(backend, op)
+    chains = {k.name: toolchain(backend, op, k.port_kernel) for k in selection.kernels}
     plans = [
         Plan.make(
             selection.spec,
@@ -157,7 +157,7 @@ def run(
             backend.soc,
             SocProfile.of(backend),
             trials,
-            chain,
+            chains[kernel.name],
             sampler,
         )
         for case in selection.cases

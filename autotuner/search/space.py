@@ -39,6 +39,12 @@ def _is_int_run(values: tuple[int, ...]) -> bool:
     return _are_ints(values) and list(values) == list(range(values[0], values[0] + len(values)))
 
 
+def _is_ranked(values: tuple[int | str, ...]) -> bool:
+    """Integers in an order of their own, neither powers of two nor a run (a program count whose
+    last value, 0, is the classic grid): ordinal by position."""
+    return _are_ints(values) and not _is_pow2_run(values) and not _is_int_run(values)
+
+
 def _unread(tunable: Tunable, config: Config) -> bool:
     """`tunable` is off its default in a config where the compiler does not read it."""
     other, value = tunable.read_only_when or ("", None)
@@ -46,7 +52,21 @@ def _unread(tunable: Tunable, config: Config) -> bool:
 
 
 def param_name(tunable: Tunable) -> str:
-    return f"log2_{tunable.name}" if _is_pow2_run(tunable.values) else tunable.name
+    if _is_pow2_run(tunable.values):
+        return f"log2_{tunable.name}"
+    return f"rank_{tunable.name}" if _is_ranked(tunable.values) else tunable.name
+
+
+def _to_param(tunable: Tunable, value: int | str) -> int | str:
+    if _is_pow2_run(tunable.values):
+        return int(math.log2(value))  # type: ignore[arg-type]
+    return tunable.values.index(value) if _is_ranked(tunable.values) else value
+
+
+def _from_param(tunable: Tunable, param: int | str) -> int | str:
+    if _is_pow2_run(tunable.values):
+        return 2**param  # type: ignore[operator]
+    return tunable.values[param] if _is_ranked(tunable.values) else param  # type: ignore[index]
 
 
 @dataclass(frozen=True)
@@ -80,8 +100,9 @@ class SearchSpace:
         return {**self.restrict(config), **{t.name: t.default for t in missing}}
 
     def distributions(self) -> dict[str, BaseDistribution]:
-        """Powers of two as their exponent, runs of integers as integers: both ordinal for TPE;
-        anything else (multibuffer's off and on) as categories."""
+        """Powers of two as their exponent, runs of integers as integers, other integers as their
+        position: all ordinal for TPE; anything else (multibuffer's off and on, compiler option
+        names) as categories."""
         out: dict[str, BaseDistribution] = {}
         for t in self.tunables:
             if _is_pow2_run(t.values):
@@ -89,23 +110,17 @@ class SearchSpace:
                 out[param_name(t)] = IntDistribution(lo, lo + len(t.values) - 1)
             elif _is_int_run(t.values):
                 out[t.name] = IntDistribution(t.values[0], t.values[-1])
+            elif _is_ranked(t.values):
+                out[param_name(t)] = IntDistribution(0, len(t.values) - 1)
             else:
                 out[t.name] = CategoricalDistribution(t.values)
         return out
 
     def to_params(self, config: Config) -> dict[str, int]:
-        return {
-            param_name(t): int(math.log2(config[t.name]))
-            if _is_pow2_run(t.values)
-            else config[t.name]
-            for t in self.tunables
-        }
+        return {param_name(t): _to_param(t, config[t.name]) for t in self.tunables}
 
     def from_params(self, params: dict[str, int]) -> Config:
-        return {
-            t.name: 2 ** params[param_name(t)] if _is_pow2_run(t.values) else params[param_name(t)]
-            for t in self.tunables
-        }
+        return {t.name: _from_param(t, params[param_name(t)]) for t in self.tunables}
 
     def configs(self) -> Iterable[Config]:
         """Every config of the product, less those that only differ from another in a tunable

@@ -126,7 +126,7 @@ class Plan:
     budget: int  # measured configs (complete or failed), statically rejected ones not counted
     #: Why the static constraints would reject the default, which is measured all the same.
     default_violation: str | None = None
-    #: Compiler and runtime versions and the launchers' hash (`autotuner.measure.toolchain`).
+    #: Compiler and runtime versions and the kernel's launch fingerprint (`autotuner.measure.toolchain`).
     toolchain: dict[str, str] | None = None
 
     @classmethod

@@ -4,8 +4,10 @@
 #
 # Ascend port of FBGEMM's Triton dense_to_jagged for 2-D jagged tensors (pytorch/FBGEMM, see
 # README.md), written here. Upstream runs one program per sequence that walks all of its rows;
-# this port tiles rows across programs as well (grid: row blocks x sequences, each program striding
-# over the sequence), so BLOCK_ROW and BLOCK_COL are real tunables. Rows of a sequence longer than
+# this port tiles rows across programs as well (tiles: row blocks x sequences, each striding over
+# the sequence), so BLOCK_ROW and BLOCK_COL are real tunables. The grid is one program per tile,
+# or with a program count (PROGRAMS) a few per core, each looping over tiles: the persistent form
+# triton-ascend's guide asks of vector kernels. Rows of a sequence longer than
 # the dense max length come out as zeros, as upstream.
 """Triton port of dense_to_jagged: [B, max_len, D] dense -> [sum_L, D] jagged."""
 
@@ -22,34 +24,39 @@ import triton.language as tl
 @triton.jit
 def _dense_to_jagged_kernel(
     dense_ptr, offsets_ptr, values_ptr, max_len, D,
-    stride_db, stride_dl, stride_dd, stride_vl, stride_vd,
+    stride_db, stride_dl, stride_dd, stride_vl, stride_vd, row_blocks, tiles,
     BLOCK_ROW: tl.constexpr, BLOCK_COL: tl.constexpr,
 ):  # fmt: skip
-    pid_r = tl.program_id(0)
-    pid_b = tl.program_id(1)
-    row_step = tl.num_programs(0) * BLOCK_ROW
-    begin = tl.load(offsets_ptr + pid_b)
-    length = tl.load(offsets_ptr + pid_b + 1) - begin
-    for start_r in range(pid_r * BLOCK_ROW, length, row_step):
-        offs_r = start_r + tl.arange(0, BLOCK_ROW)
-        in_jagged = offs_r < length
-        in_dense = in_jagged & (offs_r < max_len)
-        for start_c in range(0, D, BLOCK_COL):
-            offs_c = start_c + tl.arange(0, BLOCK_COL)
-            mask_c = offs_c < D
-            x = tl.load(
-                dense_ptr
-                + pid_b * stride_db
-                + offs_r[:, None] * stride_dl
-                + offs_c[None, :] * stride_dd,
-                mask=in_dense[:, None] & mask_c[None, :],
-                other=0.0,
-            )
-            tl.store(
-                values_ptr + (begin + offs_r)[:, None] * stride_vl + offs_c[None, :] * stride_vd,
-                x,
-                mask=in_jagged[:, None] & mask_c[None, :],
-            )
+    # Tiles are (row block, sequence) pairs, row blocks first; a program takes every
+    # num_programs-th (one, in the classic grid of one program per tile).
+    row_step = row_blocks * BLOCK_ROW
+    for tile in range(tl.program_id(0), tiles, tl.num_programs(0)):
+        pid_r = tile % row_blocks
+        pid_b = tile // row_blocks
+        begin = tl.load(offsets_ptr + pid_b)
+        length = tl.load(offsets_ptr + pid_b + 1) - begin
+        for start_r in range(pid_r * BLOCK_ROW, length, row_step):
+            offs_r = start_r + tl.arange(0, BLOCK_ROW)
+            in_jagged = offs_r < length
+            in_dense = in_jagged & (offs_r < max_len)
+            for start_c in range(0, D, BLOCK_COL):
+                offs_c = start_c + tl.arange(0, BLOCK_COL)
+                mask_c = offs_c < D
+                x = tl.load(
+                    dense_ptr
+                    + pid_b * stride_db
+                    + offs_r[:, None] * stride_dl
+                    + offs_c[None, :] * stride_dd,
+                    mask=in_dense[:, None] & mask_c[None, :],
+                    other=0.0,
+                )
+                tl.store(
+                    values_ptr
+                    + (begin + offs_r)[:, None] * stride_vl
+                    + offs_c[None, :] * stride_vd,
+                    x,
+                    mask=in_jagged[:, None] & mask_c[None, :],
+                )
 
 
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
@@ -111,8 +118,21 @@ _SOC_PATTERNS = (
 )
 _VENDOR_WORDS = ("NVIDIA", "GeForce", "Tesla", "Quadro")
 _LAUNCH_OPTIONS = {
-    "cuda": ("num_warps", "num_stages"),
-    "npu": ("multibuffer", "num_warps", "compile_mode"),
+    "cuda": ("num_stages", "num_warps"),
+    "npu": (
+        "compile_mode",
+        "multibuffer",
+        "num_warps",
+        "unit_flag",
+        "limit_auto_multi_buffer_of_local_buffer",
+        "limit_auto_multi_buffer_only_for_local_buffer",
+        "set_workspace_multibuffer",
+        "enable_hivm_auto_cv_balance",
+        "tile_mix_vector_loop",
+        "tile_mix_cube_loop",
+        "enable_auto_bind_sub_block",
+        "sync_solver",
+    ),
 }
 # kernel -> block -> the shape key of the dimension it tiles (`_fit_blocks`)
 _TILE_KEYS = {"fwd": {"BLOCK_COL": "D", "BLOCK_ROW": "max_seq_len"}}
@@ -241,6 +261,37 @@ def _configure(kernel, config, shape, tensor):
     return _split_config(config, tensor.device)
 
 
+def _launch_config(kernel, config, shape, tensor):
+    """_configure's (constexprs, launch options) and the config's program count: PROGRAMS
+    programs per core, or 0 (a config that names none) for one program per block."""
+    if config is None:
+        dtype = _DTYPE_NAMES.get(tensor.dtype, str(tensor.dtype))
+        default = default_config(kernel, shape)
+        config = _pick_config(kernel, shape, dtype, tensor.device, default)
+    return (*_configure(kernel, config, shape, tensor), config.get("PROGRAMS", 0))
+
+
+def _cores(device):
+    """The cores a program count counts in: an Ascend NPU's vector cores (triton-ascend's
+    `num_vectorcore`; these kernels have no tl.dot), a GPU's SMs, the host's CPUs for the
+    interpreter (which runs programs one after another)."""
+    if device.type == "npu":
+        from triton.runtime import driver
+
+        return driver.active.utils.get_device_properties(device.index or 0)["num_vectorcore"]
+    if device.type == "cuda":
+        return torch.cuda.get_device_properties(device).multi_processor_count
+    return os.cpu_count() or 1
+
+
+def _grid(blocks, programs, device):
+    """The 1-D grid of a launch over `blocks` blocks: one program per block for `programs` 0,
+    else `programs` per core, at most one per block (the kernel loops over its blocks)."""
+    if not programs:
+        return (max(1, blocks),)
+    return (max(1, min(blocks, programs * _cores(device))),)
+
+
 # <<< autotune generated block <<<
 
 
@@ -268,14 +319,15 @@ def dense_to_jagged(dense, offsets, total_rows=None, *, config=None, check=False
         _check_offsets(jagged_offsets, total_rows)
     batch, max_len, d = dense.shape
     shape = {"B": batch, "max_seq_len": max_len, "D": d}
-    blocks, options = _configure("fwd", config, shape, dense)
+    blocks, options, programs = _launch_config("fwd", config, shape, dense)
     values = torch.empty(total_rows, d, dtype=dense.dtype, device=dense.device)
     if values.numel() == 0:
         return values, offsets
-    grid = (max(1, triton.cdiv(max_len, blocks["BLOCK_ROW"])), batch)
-    _dense_to_jagged_kernel[grid](
+    row_blocks = max(1, triton.cdiv(max_len, blocks["BLOCK_ROW"]))
+    tiles = row_blocks * batch
+    _dense_to_jagged_kernel[_grid(tiles, programs, dense.device)](
         dense, jagged_offsets, values, max_len, d,
         dense.stride(0), dense.stride(1), dense.stride(2), values.stride(0), values.stride(1),
-        **blocks, **options,
+        row_blocks, tiles, **blocks, **options,
     )  # fmt: skip
     return values, offsets

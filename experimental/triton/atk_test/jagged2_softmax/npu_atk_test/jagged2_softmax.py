@@ -195,8 +195,21 @@ _SOC_PATTERNS = (
 )
 _VENDOR_WORDS = ("NVIDIA", "GeForce", "Tesla", "Quadro")
 _LAUNCH_OPTIONS = {
-    "cuda": ("num_warps", "num_stages"),
-    "npu": ("multibuffer", "num_warps", "compile_mode"),
+    "cuda": ("num_stages", "num_warps"),
+    "npu": (
+        "compile_mode",
+        "multibuffer",
+        "num_warps",
+        "unit_flag",
+        "limit_auto_multi_buffer_of_local_buffer",
+        "limit_auto_multi_buffer_only_for_local_buffer",
+        "set_workspace_multibuffer",
+        "enable_hivm_auto_cv_balance",
+        "tile_mix_vector_loop",
+        "tile_mix_cube_loop",
+        "enable_auto_bind_sub_block",
+        "sync_solver",
+    ),
 }
 # kernel -> block -> the shape key of the dimension it tiles (`_fit_blocks`)
 _TILE_KEYS = {

@@ -5,8 +5,10 @@
 # Ascend port of FBGEMM's SLL jagged_dense_elementwise_add, Triton path (pytorch/FBGEMM, see
 # README.md), written here. Upstream runs one program per sequence that walks all of its rows
 # (dense_to_jagged with a fused add, jagged_to_dense for the backward); this port spreads row
-# blocks over programs as well (grid: row blocks x sequences), adds in fp32, and writes the
-# backward's zero padding in the kernel.
+# blocks over programs as well (tiles: row blocks x sequences), adds in fp32, and writes the
+# backward's zero padding in the kernel. The grid is one program per tile, or with a program count
+# (PROGRAMS) a few per core, each looping over tiles: the persistent form triton-ascend's guide
+# asks of vector kernels.
 """Triton port of jagged_dense_elementwise_add: jagged x + padded dense y -> jagged, and its backward."""
 
 import math
@@ -22,71 +24,80 @@ import triton.language as tl
 @triton.jit
 def _jagged_dense_add_kernel(
     x_ptr, offsets_ptr, y_ptr, out_ptr, max_len, D,
-    stride_xl, stride_xd, stride_yb, stride_yl, stride_yd, stride_ol, stride_od,
+    stride_xl, stride_xd, stride_yb, stride_yl, stride_yd, stride_ol, stride_od, row_blocks, tiles,
     BLOCK_ROW: tl.constexpr, BLOCK_COL: tl.constexpr,
 ):  # fmt: skip
     """out[begin + l] = x[begin + l] + y[b, l] (l < max_len), = x[begin + l] beyond max_len."""
-    pid_r = tl.program_id(0)
-    pid_b = tl.program_id(1).to(tl.int64)
-    begin = tl.load(offsets_ptr + pid_b)
-    length = tl.load(offsets_ptr + pid_b + 1) - begin
-    # Rows past the grid's (max_len) rows are kept: the programs of a sequence stride over them.
-    step = tl.num_programs(0) * BLOCK_ROW
-    for start_r in range(pid_r * BLOCK_ROW, length, step):
-        offs_r = start_r + tl.arange(0, BLOCK_ROW)
-        in_seq = offs_r < length
-        in_dense = in_seq & (offs_r < max_len)
-        for start_c in range(0, D, BLOCK_COL):
-            offs_c = start_c + tl.arange(0, BLOCK_COL)
-            mask_c = offs_c < D
-            x = tl.load(
-                x_ptr + (begin + offs_r)[:, None] * stride_xl + offs_c[None, :] * stride_xd,
-                mask=in_seq[:, None] & mask_c[None, :],
-                other=0.0,
-            )
-            y = tl.load(
-                y_ptr
-                + pid_b * stride_yb
-                + offs_r[:, None] * stride_yl
-                + offs_c[None, :] * stride_yd,
-                mask=in_dense[:, None] & mask_c[None, :],
-                other=0.0,
-            )
-            out = x.to(tl.float32) + y.to(tl.float32)
-            tl.store(
-                out_ptr + (begin + offs_r)[:, None] * stride_ol + offs_c[None, :] * stride_od,
-                out.to(out_ptr.dtype.element_ty),
-                mask=in_seq[:, None] & mask_c[None, :],
-            )
+    # Tiles are (row block, sequence) pairs, row blocks first; a program takes every
+    # num_programs-th (one, in the classic grid of one program per tile).
+    for tile in range(tl.program_id(0), tiles, tl.num_programs(0)):
+        pid_r = tile % row_blocks
+        pid_b = (tile // row_blocks).to(tl.int64)
+        begin = tl.load(offsets_ptr + pid_b)
+        length = tl.load(offsets_ptr + pid_b + 1) - begin
+        # Rows past the tiles' (max_len) rows are kept: the tiles of a sequence stride over them.
+        step = row_blocks * BLOCK_ROW
+        for start_r in range(pid_r * BLOCK_ROW, length, step):
+            offs_r = start_r + tl.arange(0, BLOCK_ROW)
+            in_seq = offs_r < length
+            in_dense = in_seq & (offs_r < max_len)
+            for start_c in range(0, D, BLOCK_COL):
+                offs_c = start_c + tl.arange(0, BLOCK_COL)
+                mask_c = offs_c < D
+                x = tl.load(
+                    x_ptr + (begin + offs_r)[:, None] * stride_xl + offs_c[None, :] * stride_xd,
+                    mask=in_seq[:, None] & mask_c[None, :],
+                    other=0.0,
+                )
+                y = tl.load(
+                    y_ptr
+                    + pid_b * stride_yb
+                    + offs_r[:, None] * stride_yl
+                    + offs_c[None, :] * stride_yd,
+                    mask=in_dense[:, None] & mask_c[None, :],
+                    other=0.0,
+                )
+                out = x.to(tl.float32) + y.to(tl.float32)
+                tl.store(
+                    out_ptr + (begin + offs_r)[:, None] * stride_ol + offs_c[None, :] * stride_od,
+                    out.to(out_ptr.dtype.element_ty),
+                    mask=in_seq[:, None] & mask_c[None, :],
+                )
 
 
 @triton.jit
 def _jagged_to_dense_grad_kernel(
     dout_ptr, offsets_ptr, dy_ptr, max_len, D,
-    stride_gl, stride_gd, stride_yb, stride_yl, stride_yd,
+    stride_gl, stride_gd, stride_yb, stride_yl, stride_yd, row_blocks, tiles,
     BLOCK_ROW: tl.constexpr, BLOCK_COL: tl.constexpr,
 ):  # fmt: skip
     """dy[b, l] = dout[begin + l] for l < min(len_b, max_len), else 0 (padding written here)."""
-    pid_r = tl.program_id(0)
-    pid_b = tl.program_id(1).to(tl.int64)
-    begin = tl.load(offsets_ptr + pid_b)
-    length = tl.minimum(tl.load(offsets_ptr + pid_b + 1) - begin, max_len)
-    offs_r = pid_r * BLOCK_ROW + tl.arange(0, BLOCK_ROW)
-    in_seq = offs_r < length
-    in_dense = offs_r < max_len
-    for start_c in range(0, D, BLOCK_COL):
-        offs_c = start_c + tl.arange(0, BLOCK_COL)
-        mask_c = offs_c < D
-        g = tl.load(
-            dout_ptr + (begin + offs_r)[:, None] * stride_gl + offs_c[None, :] * stride_gd,
-            mask=in_seq[:, None] & mask_c[None, :],
-            other=0.0,
-        )
-        tl.store(
-            dy_ptr + pid_b * stride_yb + offs_r[:, None] * stride_yl + offs_c[None, :] * stride_yd,
-            g,
-            mask=in_dense[:, None] & mask_c[None, :],
-        )
+    # Tiles are (row block, sequence) pairs, row blocks first; a program takes every
+    # num_programs-th (one, in the classic grid of one program per tile).
+    for tile in range(tl.program_id(0), tiles, tl.num_programs(0)):
+        pid_r = tile % row_blocks
+        pid_b = (tile // row_blocks).to(tl.int64)
+        begin = tl.load(offsets_ptr + pid_b)
+        length = tl.minimum(tl.load(offsets_ptr + pid_b + 1) - begin, max_len)
+        offs_r = pid_r * BLOCK_ROW + tl.arange(0, BLOCK_ROW)
+        in_seq = offs_r < length
+        in_dense = offs_r < max_len
+        for start_c in range(0, D, BLOCK_COL):
+            offs_c = start_c + tl.arange(0, BLOCK_COL)
+            mask_c = offs_c < D
+            g = tl.load(
+                dout_ptr + (begin + offs_r)[:, None] * stride_gl + offs_c[None, :] * stride_gd,
+                mask=in_seq[:, None] & mask_c[None, :],
+                other=0.0,
+            )
+            tl.store(
+                dy_ptr
+                + pid_b * stride_yb
+                + offs_r[:, None] * stride_yl
+                + offs_c[None, :] * stride_yd,
+                g,
+                mask=in_dense[:, None] & mask_c[None, :],
+            )
 
 
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
@@ -174,8 +185,21 @@ _SOC_PATTERNS = (
 )
 _VENDOR_WORDS = ("NVIDIA", "GeForce", "Tesla", "Quadro")
 _LAUNCH_OPTIONS = {
-    "cuda": ("num_warps", "num_stages"),
-    "npu": ("multibuffer", "num_warps", "compile_mode"),
+    "cuda": ("num_stages", "num_warps"),
+    "npu": (
+        "compile_mode",
+        "multibuffer",
+        "num_warps",
+        "unit_flag",
+        "limit_auto_multi_buffer_of_local_buffer",
+        "limit_auto_multi_buffer_only_for_local_buffer",
+        "set_workspace_multibuffer",
+        "enable_hivm_auto_cv_balance",
+        "tile_mix_vector_loop",
+        "tile_mix_cube_loop",
+        "enable_auto_bind_sub_block",
+        "sync_solver",
+    ),
 }
 # kernel -> block -> the shape key of the dimension it tiles (`_fit_blocks`)
 _TILE_KEYS = {
@@ -307,6 +331,37 @@ def _configure(kernel, config, shape, tensor):
     return _split_config(config, tensor.device)
 
 
+def _launch_config(kernel, config, shape, tensor):
+    """_configure's (constexprs, launch options) and the config's program count: PROGRAMS
+    programs per core, or 0 (a config that names none) for one program per block."""
+    if config is None:
+        dtype = _DTYPE_NAMES.get(tensor.dtype, str(tensor.dtype))
+        default = default_config(kernel, shape)
+        config = _pick_config(kernel, shape, dtype, tensor.device, default)
+    return (*_configure(kernel, config, shape, tensor), config.get("PROGRAMS", 0))
+
+
+def _cores(device):
+    """The cores a program count counts in: an Ascend NPU's vector cores (triton-ascend's
+    `num_vectorcore`; these kernels have no tl.dot), a GPU's SMs, the host's CPUs for the
+    interpreter (which runs programs one after another)."""
+    if device.type == "npu":
+        from triton.runtime import driver
+
+        return driver.active.utils.get_device_properties(device.index or 0)["num_vectorcore"]
+    if device.type == "cuda":
+        return torch.cuda.get_device_properties(device).multi_processor_count
+    return os.cpu_count() or 1
+
+
+def _grid(blocks, programs, device):
+    """The 1-D grid of a launch over `blocks` blocks: one program per block for `programs` 0,
+    else `programs` per core, at most one per block (the kernel loops over its blocks)."""
+    if not programs:
+        return (max(1, blocks),)
+    return (max(1, min(blocks, programs * _cores(device))),)
+
+
 # <<< autotune generated block <<<
 
 
@@ -331,15 +386,16 @@ def jagged_dense_elementwise_add_fwd(x, x_offsets, y, *, config=None, check=Fals
         _check_offsets(x_offsets, x.size(0))
     batch, max_len, d = y.shape
     shape = {"B": batch, "max_seq_len": max_len, "D": d}
-    blocks, options = _configure("fwd", config, shape, x)
+    blocks, options, programs = _launch_config("fwd", config, shape, x)
     out = torch.empty_like(x)
     if out.numel() == 0:
         return out
-    grid = (max(1, triton.cdiv(max_len, blocks["BLOCK_ROW"])), batch)
-    _jagged_dense_add_kernel[grid](
+    row_blocks = max(1, triton.cdiv(max_len, blocks["BLOCK_ROW"]))
+    tiles = row_blocks * batch
+    _jagged_dense_add_kernel[_grid(tiles, programs, x.device)](
         x, x_offsets, y, out, max_len, d,
         x.stride(0), x.stride(1), y.stride(0), y.stride(1), y.stride(2), out.stride(0), out.stride(1),
-        **blocks, **options,
+        row_blocks, tiles, **blocks, **options,
     )  # fmt: skip
     return out
 
@@ -357,15 +413,16 @@ def jagged_dense_elementwise_add_bwd(
         _check_offsets(x_offsets, grad_output.size(0))
     batch, d = x_offsets.numel() - 1, grad_output.size(1)
     shape = {"B": batch, "max_seq_len": max_len, "D": d}
-    blocks, options = _configure("bwd", config, shape, grad_output)
+    blocks, options, programs = _launch_config("bwd", config, shape, grad_output)
     dy = torch.empty(batch, max_len, d, dtype=grad_output.dtype, device=grad_output.device)
     if dy.numel() == 0:
         return grad_output, dy
-    grid = (triton.cdiv(max_len, blocks["BLOCK_ROW"]), batch)
-    _jagged_to_dense_grad_kernel[grid](
+    row_blocks = triton.cdiv(max_len, blocks["BLOCK_ROW"])
+    tiles = row_blocks * batch
+    _jagged_to_dense_grad_kernel[_grid(tiles, programs, grad_output.device)](
         grad_output, x_offsets, dy, max_len, d,
         grad_output.stride(0), grad_output.stride(1), dy.stride(0), dy.stride(1), dy.stride(2),
-        **blocks, **options,
+        row_blocks, tiles, **blocks, **options,
     )  # fmt: skip
     return grad_output, dy
 

@@ -411,8 +411,21 @@ _SOC_PATTERNS = (
 )
 _VENDOR_WORDS = ("NVIDIA", "GeForce", "Tesla", "Quadro")
 _LAUNCH_OPTIONS = {
-    "cuda": ("num_warps", "num_stages"),
-    "npu": ("multibuffer", "num_warps", "compile_mode"),
+    "cuda": ("num_stages", "num_warps"),
+    "npu": (
+        "compile_mode",
+        "multibuffer",
+        "num_warps",
+        "unit_flag",
+        "limit_auto_multi_buffer_of_local_buffer",
+        "limit_auto_multi_buffer_only_for_local_buffer",
+        "set_workspace_multibuffer",
+        "enable_hivm_auto_cv_balance",
+        "tile_mix_vector_loop",
+        "tile_mix_cube_loop",
+        "enable_auto_bind_sub_block",
+        "sync_solver",
+    ),
 }
 # kernel -> block -> the shape key of the dimension it tiles (`_fit_blocks`)
 _TILE_KEYS = {
@@ -546,8 +559,13 @@ def _configure(kernel, config, shape, tensor):
     return _split_config(config, tensor.device)
 
 
-def _precision(allow_tf32: bool) -> str:
-    return "tf32" if allow_tf32 else "ieee"
+def _precision(allow_tf32: bool, device) -> str:
+    """tl.dot's input precision: IEEE fp32, or where TF32 is allowed TF32 on a GPU and its Ascend
+    counterpart HF32 on an NPU (triton-ascend refuses tf32: "please use input_precision='hf32' on
+    Ascend instead", triton-ascend 3.2.0 triton/triton_patch/language/core.py, `dot`)."""
+    if not allow_tf32:
+        return "ieee"
+    return "hf32" if device.type == "npu" else "tf32"
 
 
 def _block_d(d: int) -> int:
@@ -617,7 +635,7 @@ def jagged_dense_flash_attention_fwd(
         q.stride(0), q.stride(1), k.stride(0), k.stride(1), k.stride(2), v.stride(0), v.stride(1),
         attn_bias.stride(0), attn_bias.stride(1), attn_bias.stride(2),
         out.stride(0), out.stride(1), out.stride(2),
-        PRECISION=_precision(allow_tf32), BLOCK_D=_block_d(d), **blocks, **options,
+        PRECISION=_precision(allow_tf32, q.device), BLOCK_D=_block_d(d), **blocks, **options,
     )  # fmt: skip
     return out, lse
 
@@ -656,7 +674,7 @@ def bwd_dv_db_dq(
         attn_bias.stride(0), attn_bias.stride(1), attn_bias.stride(2),
         dout.stride(0), dout.stride(1), dout.stride(2), dq.stride(0), dq.stride(1),
         dv.stride(0), dv.stride(1), dbias.stride(0), dbias.stride(1), dbias.stride(2),
-        PRECISION=_precision(allow_tf32), BLOCK_D=_block_d(d), **blocks, **options,
+        PRECISION=_precision(allow_tf32, q.device), BLOCK_D=_block_d(d), **blocks, **options,
     )  # fmt: skip
     return dq, dv, dbias
 
@@ -675,7 +693,7 @@ def bwd_dk(
         q.stride(0), q.stride(1), k.stride(0), k.stride(1), k.stride(2), v.stride(0), v.stride(1),
         attn_bias.stride(0), attn_bias.stride(1), attn_bias.stride(2),
         dout.stride(0), dout.stride(1), dout.stride(2), dk.stride(0), dk.stride(1), dk.stride(2),
-        PRECISION=_precision(allow_tf32), BLOCK_D=_block_d(d), **blocks, **options,
+        PRECISION=_precision(allow_tf32, q.device), BLOCK_D=_block_d(d), **blocks, **options,
     )  # fmt: skip
     return dk
 

@@ -293,8 +293,21 @@ _SOC_PATTERNS = (
 )
 _VENDOR_WORDS = ("NVIDIA", "GeForce", "Tesla", "Quadro")
 _LAUNCH_OPTIONS = {
-    "cuda": ("num_warps", "num_stages"),
-    "npu": ("multibuffer", "num_warps", "compile_mode"),
+    "cuda": ("num_stages", "num_warps"),
+    "npu": (
+        "compile_mode",
+        "multibuffer",
+        "num_warps",
+        "unit_flag",
+        "limit_auto_multi_buffer_of_local_buffer",
+        "limit_auto_multi_buffer_only_for_local_buffer",
+        "set_workspace_multibuffer",
+        "enable_hivm_auto_cv_balance",
+        "tile_mix_vector_loop",
+        "tile_mix_cube_loop",
+        "enable_auto_bind_sub_block",
+        "sync_solver",
+    ),
 }
 # kernel -> block -> the shape key of the dimension it tiles (`_fit_blocks`)
 _TILE_KEYS = {
@@ -427,8 +440,13 @@ def _configure(kernel, config, shape, tensor):
     return _split_config(config, tensor.device)
 
 
-def _precision(allow_tf32: bool) -> str:
-    return "tf32" if allow_tf32 else "ieee"
+def _precision(allow_tf32: bool, device) -> str:
+    """tl.dot's input precision: IEEE fp32, or where TF32 is allowed TF32 on a GPU and its Ascend
+    counterpart HF32 on an NPU (triton-ascend refuses tf32: "please use input_precision='hf32' on
+    Ascend instead", triton-ascend 3.2.0 triton/triton_patch/language/core.py, `dot`)."""
+    if not allow_tf32:
+        return "ieee"
+    return "hf32" if device.type == "npu" else "tf32"
 
 
 def _block_size(n: int) -> int:
@@ -480,7 +498,7 @@ def _dense_bmm(kernel, shape, a, b, offsets, max_seq_len, allow_tf32, config):
     _jagged_dense_bmm_kernel[grid](
         a, offsets, b, c, max_seq_len, n, k,
         a.stride(0), a.stride(1), b.stride(0), b.stride(1), b.stride(2), c.stride(0), c.stride(1),
-        PRECISION=_precision(allow_tf32), **blocks, **options,
+        PRECISION=_precision(allow_tf32, a.device), **blocks, **options,
     )  # fmt: skip
     return c
 
@@ -497,7 +515,7 @@ def _jagged_bmm(kernel, shape, a, b, offsets, max_seq_len, allow_tf32, config):
     _jagged_jagged_bmm_kernel[grid](
         a, offsets, b, c, max(int(max_seq_len), 0), m, n,
         a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1), c.stride(2),
-        PRECISION=_precision(allow_tf32), **blocks, **options,
+        PRECISION=_precision(allow_tf32, a.device), **blocks, **options,
     )  # fmt: skip
     return c
 

@@ -8,7 +8,10 @@
 # sequence of one column in one tile (BLOCK_SIZE >= max_seq_len, strided loads). This port tiles
 # columns too (BLOCK_D) and walks long sequences in BLOCK_L row blocks (online max and sum, then a
 # second pass that writes), so both tiles are tunables; the zeros of truncated rows are written by
-# the kernel (no zero-fill pass), and the statistics are accumulated in fp32 for every dtype.
+# the kernel (no zero-fill pass), and the statistics are accumulated in fp32 for every dtype. The
+# grid is one program per (sequence, column block) tile, or with a program count (PROGRAMS) a few
+# per core, each looping over tiles: the persistent form triton-ascend's guide asks of vector
+# kernels.
 """Triton port of jagged_softmax: forward and backward over [sum_L, D] jagged tensors."""
 
 import math
@@ -24,90 +27,96 @@ import triton.language as tl
 @triton.jit
 def _jagged_softmax_fwd_kernel(
     x_ptr, y_ptr, offsets_ptr, max_seq_len, D,
-    stride_xl, stride_xd, stride_yl, stride_yd,
+    stride_xl, stride_xd, stride_yl, stride_yd, batch, d_blocks,
     BLOCK_L: tl.constexpr, BLOCK_D: tl.constexpr,
 ):  # fmt: skip
-    pid_b = tl.program_id(0)
-    pid_d = tl.program_id(1)
-    begin = tl.load(offsets_ptr + pid_b)
-    length = tl.load(offsets_ptr + pid_b + 1) - begin
-    n = tl.minimum(length, max_seq_len)
-    offs_l = tl.arange(0, BLOCK_L)
-    offs_d = pid_d * BLOCK_D + tl.arange(0, BLOCK_D)
-    mask_d = offs_d < D
-    x_ptrs = x_ptr + (begin + offs_l)[:, None] * stride_xl + offs_d[None, :] * stride_xd
-    y_ptrs = y_ptr + (begin + offs_l)[:, None] * stride_yl + offs_d[None, :] * stride_yd
-    if n <= BLOCK_L:
-        # The whole (truncated) sequence in one tile: one read, one write.
-        mask = (offs_l < n)[:, None] & mask_d[None, :]
-        x = tl.load(x_ptrs, mask=mask, other=-float("inf")).to(tl.float32)
-        e = tl.exp(x - tl.max(x, axis=0)[None, :])
-        y = e / tl.sum(e, axis=0)[None, :]
-        tl.store(y_ptrs, y.to(y_ptr.dtype.element_ty), mask=mask)
-    else:
-        m = tl.full([BLOCK_D], -float("inf"), tl.float32)
-        s = tl.zeros([BLOCK_D], dtype=tl.float32)
-        for start in range(0, n, BLOCK_L):
-            mask = ((start + offs_l) < n)[:, None] & mask_d[None, :]
-            x = tl.load(x_ptrs + start * stride_xl, mask=mask, other=-float("inf"))
-            x = x.to(tl.float32)
-            m_new = tl.maximum(m, tl.max(x, axis=0))
-            s = s * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new[None, :]), axis=0)
-            m = m_new
-        for start in range(0, n, BLOCK_L):
-            mask = ((start + offs_l) < n)[:, None] & mask_d[None, :]
-            x = tl.load(x_ptrs + start * stride_xl, mask=mask, other=-float("inf"))
-            y = tl.exp(x.to(tl.float32) - m[None, :]) / s[None, :]
-            tl.store(y_ptrs + start * stride_yl, y.to(y_ptr.dtype.element_ty), mask=mask)
-    # Rows past max_seq_len: zeros, as upstream's zero-initialised output gives.
-    zeros = tl.zeros([BLOCK_L, BLOCK_D], dtype=y_ptr.dtype.element_ty)
-    for start in range(n, length, BLOCK_L):
-        mask = ((start + offs_l) < length)[:, None] & mask_d[None, :]
-        tl.store(y_ptrs + start * stride_yl, zeros, mask=mask)
+    # Tiles are (sequence, column block) pairs, sequences first; a program takes every
+    # num_programs-th (one, in the classic grid of one program per tile).
+    for tile in range(tl.program_id(0), batch * d_blocks, tl.num_programs(0)):
+        pid_b = tile % batch
+        pid_d = tile // batch
+        begin = tl.load(offsets_ptr + pid_b)
+        length = tl.load(offsets_ptr + pid_b + 1) - begin
+        n = tl.minimum(length, max_seq_len)
+        offs_l = tl.arange(0, BLOCK_L)
+        offs_d = pid_d * BLOCK_D + tl.arange(0, BLOCK_D)
+        mask_d = offs_d < D
+        x_ptrs = x_ptr + (begin + offs_l)[:, None] * stride_xl + offs_d[None, :] * stride_xd
+        y_ptrs = y_ptr + (begin + offs_l)[:, None] * stride_yl + offs_d[None, :] * stride_yd
+        if n <= BLOCK_L:
+            # The whole (truncated) sequence in one tile: one read, one write.
+            mask = (offs_l < n)[:, None] & mask_d[None, :]
+            x = tl.load(x_ptrs, mask=mask, other=-float("inf")).to(tl.float32)
+            e = tl.exp(x - tl.max(x, axis=0)[None, :])
+            y = e / tl.sum(e, axis=0)[None, :]
+            tl.store(y_ptrs, y.to(y_ptr.dtype.element_ty), mask=mask)
+        else:
+            m = tl.full([BLOCK_D], -float("inf"), tl.float32)
+            s = tl.zeros([BLOCK_D], dtype=tl.float32)
+            for start in range(0, n, BLOCK_L):
+                mask = ((start + offs_l) < n)[:, None] & mask_d[None, :]
+                x = tl.load(x_ptrs + start * stride_xl, mask=mask, other=-float("inf"))
+                x = x.to(tl.float32)
+                m_new = tl.maximum(m, tl.max(x, axis=0))
+                s = s * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new[None, :]), axis=0)
+                m = m_new
+            for start in range(0, n, BLOCK_L):
+                mask = ((start + offs_l) < n)[:, None] & mask_d[None, :]
+                x = tl.load(x_ptrs + start * stride_xl, mask=mask, other=-float("inf"))
+                y = tl.exp(x.to(tl.float32) - m[None, :]) / s[None, :]
+                tl.store(y_ptrs + start * stride_yl, y.to(y_ptr.dtype.element_ty), mask=mask)
+        # Rows past max_seq_len: zeros, as upstream's zero-initialised output gives.
+        zeros = tl.zeros([BLOCK_L, BLOCK_D], dtype=y_ptr.dtype.element_ty)
+        for start in range(n, length, BLOCK_L):
+            mask = ((start + offs_l) < length)[:, None] & mask_d[None, :]
+            tl.store(y_ptrs + start * stride_yl, zeros, mask=mask)
 
 
 @triton.jit
 def _jagged_softmax_bwd_kernel(
     dy_ptr, y_ptr, dx_ptr, offsets_ptr, max_seq_len, D,
-    stride_dyl, stride_dyd, stride_yl, stride_yd, stride_dxl, stride_dxd,
+    stride_dyl, stride_dyd, stride_yl, stride_yd, stride_dxl, stride_dxd, batch, d_blocks,
     BLOCK_L: tl.constexpr, BLOCK_D: tl.constexpr,
 ):  # fmt: skip
-    pid_b = tl.program_id(0)
-    pid_d = tl.program_id(1)
-    begin = tl.load(offsets_ptr + pid_b)
-    length = tl.load(offsets_ptr + pid_b + 1) - begin
-    n = tl.minimum(length, max_seq_len)
-    offs_l = tl.arange(0, BLOCK_L)
-    offs_d = pid_d * BLOCK_D + tl.arange(0, BLOCK_D)
-    mask_d = offs_d < D
-    rows = (begin + offs_l)[:, None]
-    dy_ptrs = dy_ptr + rows * stride_dyl + offs_d[None, :] * stride_dyd
-    y_ptrs = y_ptr + rows * stride_yl + offs_d[None, :] * stride_yd
-    dx_ptrs = dx_ptr + rows * stride_dxl + offs_d[None, :] * stride_dxd
-    if n <= BLOCK_L:
-        mask = (offs_l < n)[:, None] & mask_d[None, :]
-        dy = tl.load(dy_ptrs, mask=mask, other=0.0).to(tl.float32)
-        y = tl.load(y_ptrs, mask=mask, other=0.0).to(tl.float32)
-        dx = (dy - tl.sum(dy * y, axis=0)[None, :]) * y
-        tl.store(dx_ptrs, dx.to(dx_ptr.dtype.element_ty), mask=mask)
-    else:
-        acc = tl.zeros([BLOCK_D], dtype=tl.float32)
-        for start in range(0, n, BLOCK_L):
-            mask = ((start + offs_l) < n)[:, None] & mask_d[None, :]
-            dy = tl.load(dy_ptrs + start * stride_dyl, mask=mask, other=0.0).to(tl.float32)
-            y = tl.load(y_ptrs + start * stride_yl, mask=mask, other=0.0).to(tl.float32)
-            acc += tl.sum(dy * y, axis=0)
-        for start in range(0, n, BLOCK_L):
-            mask = ((start + offs_l) < n)[:, None] & mask_d[None, :]
-            dy = tl.load(dy_ptrs + start * stride_dyl, mask=mask, other=0.0).to(tl.float32)
-            y = tl.load(y_ptrs + start * stride_yl, mask=mask, other=0.0).to(tl.float32)
-            dx = (dy - acc[None, :]) * y
-            tl.store(dx_ptrs + start * stride_dxl, dx.to(dx_ptr.dtype.element_ty), mask=mask)
-    # Rows past max_seq_len do not reach the output: zero gradient.
-    zeros = tl.zeros([BLOCK_L, BLOCK_D], dtype=dx_ptr.dtype.element_ty)
-    for start in range(n, length, BLOCK_L):
-        mask = ((start + offs_l) < length)[:, None] & mask_d[None, :]
-        tl.store(dx_ptrs + start * stride_dxl, zeros, mask=mask)
+    # Tiles are (sequence, column block) pairs, sequences first; a program takes every
+    # num_programs-th (one, in the classic grid of one program per tile).
+    for tile in range(tl.program_id(0), batch * d_blocks, tl.num_programs(0)):
+        pid_b = tile % batch
+        pid_d = tile // batch
+        begin = tl.load(offsets_ptr + pid_b)
+        length = tl.load(offsets_ptr + pid_b + 1) - begin
+        n = tl.minimum(length, max_seq_len)
+        offs_l = tl.arange(0, BLOCK_L)
+        offs_d = pid_d * BLOCK_D + tl.arange(0, BLOCK_D)
+        mask_d = offs_d < D
+        rows = (begin + offs_l)[:, None]
+        dy_ptrs = dy_ptr + rows * stride_dyl + offs_d[None, :] * stride_dyd
+        y_ptrs = y_ptr + rows * stride_yl + offs_d[None, :] * stride_yd
+        dx_ptrs = dx_ptr + rows * stride_dxl + offs_d[None, :] * stride_dxd
+        if n <= BLOCK_L:
+            mask = (offs_l < n)[:, None] & mask_d[None, :]
+            dy = tl.load(dy_ptrs, mask=mask, other=0.0).to(tl.float32)
+            y = tl.load(y_ptrs, mask=mask, other=0.0).to(tl.float32)
+            dx = (dy - tl.sum(dy * y, axis=0)[None, :]) * y
+            tl.store(dx_ptrs, dx.to(dx_ptr.dtype.element_ty), mask=mask)
+        else:
+            acc = tl.zeros([BLOCK_D], dtype=tl.float32)
+            for start in range(0, n, BLOCK_L):
+                mask = ((start + offs_l) < n)[:, None] & mask_d[None, :]
+                dy = tl.load(dy_ptrs + start * stride_dyl, mask=mask, other=0.0).to(tl.float32)
+                y = tl.load(y_ptrs + start * stride_yl, mask=mask, other=0.0).to(tl.float32)
+                acc += tl.sum(dy * y, axis=0)
+            for start in range(0, n, BLOCK_L):
+                mask = ((start + offs_l) < n)[:, None] & mask_d[None, :]
+                dy = tl.load(dy_ptrs + start * stride_dyl, mask=mask, other=0.0).to(tl.float32)
+                y = tl.load(y_ptrs + start * stride_yl, mask=mask, other=0.0).to(tl.float32)
+                dx = (dy - acc[None, :]) * y
+                tl.store(dx_ptrs + start * stride_dxl, dx.to(dx_ptr.dtype.element_ty), mask=mask)
+        # Rows past max_seq_len do not reach the output: zero gradient.
+        zeros = tl.zeros([BLOCK_L, BLOCK_D], dtype=dx_ptr.dtype.element_ty)
+        for start in range(n, length, BLOCK_L):
+            mask = ((start + offs_l) < length)[:, None] & mask_d[None, :]
+            tl.store(dx_ptrs + start * stride_dxl, zeros, mask=mask)
 
 
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
@@ -195,8 +204,21 @@ _SOC_PATTERNS = (
 )
 _VENDOR_WORDS = ("NVIDIA", "GeForce", "Tesla", "Quadro")
 _LAUNCH_OPTIONS = {
-    "cuda": ("num_warps", "num_stages"),
-    "npu": ("multibuffer", "num_warps", "compile_mode"),
+    "cuda": ("num_stages", "num_warps"),
+    "npu": (
+        "compile_mode",
+        "multibuffer",
+        "num_warps",
+        "unit_flag",
+        "limit_auto_multi_buffer_of_local_buffer",
+        "limit_auto_multi_buffer_only_for_local_buffer",
+        "set_workspace_multibuffer",
+        "enable_hivm_auto_cv_balance",
+        "tile_mix_vector_loop",
+        "tile_mix_cube_loop",
+        "enable_auto_bind_sub_block",
+        "sync_solver",
+    ),
 }
 # kernel -> block -> the shape key of the dimension it tiles (`_fit_blocks`)
 _TILE_KEYS = {
@@ -328,6 +350,37 @@ def _configure(kernel, config, shape, tensor):
     return _split_config(config, tensor.device)
 
 
+def _launch_config(kernel, config, shape, tensor):
+    """_configure's (constexprs, launch options) and the config's program count: PROGRAMS
+    programs per core, or 0 (a config that names none) for one program per block."""
+    if config is None:
+        dtype = _DTYPE_NAMES.get(tensor.dtype, str(tensor.dtype))
+        default = default_config(kernel, shape)
+        config = _pick_config(kernel, shape, dtype, tensor.device, default)
+    return (*_configure(kernel, config, shape, tensor), config.get("PROGRAMS", 0))
+
+
+def _cores(device):
+    """The cores a program count counts in: an Ascend NPU's vector cores (triton-ascend's
+    `num_vectorcore`; these kernels have no tl.dot), a GPU's SMs, the host's CPUs for the
+    interpreter (which runs programs one after another)."""
+    if device.type == "npu":
+        from triton.runtime import driver
+
+        return driver.active.utils.get_device_properties(device.index or 0)["num_vectorcore"]
+    if device.type == "cuda":
+        return torch.cuda.get_device_properties(device).multi_processor_count
+    return os.cpu_count() or 1
+
+
+def _grid(blocks, programs, device):
+    """The 1-D grid of a launch over `blocks` blocks: one program per block for `programs` 0,
+    else `programs` per core, at most one per block (the kernel loops over its blocks)."""
+    if not programs:
+        return (max(1, blocks),)
+    return (max(1, min(blocks, programs * _cores(device))),)
+
+
 # <<< autotune generated block <<<
 
 
@@ -361,14 +414,14 @@ def jagged_softmax_forward(x, x_offsets, max_seq_len, *, config=None, check=Fals
         _check_inputs(x, x_offsets, max_seq_len)
     batch, d = x_offsets.numel() - 1, x.size(1)
     shape = {"B": batch, "max_seq_len": int(max_seq_len), "D": d}
-    blocks, options = _configure("fwd", config, shape, x)
+    blocks, options, programs = _launch_config("fwd", config, shape, x)
     y = torch.empty_like(x)
     if y.numel() == 0:
         return y
-    grid = (batch, triton.cdiv(d, blocks["BLOCK_D"]))
-    _jagged_softmax_fwd_kernel[grid](
+    d_blocks = triton.cdiv(d, blocks["BLOCK_D"])
+    _jagged_softmax_fwd_kernel[_grid(batch * d_blocks, programs, x.device)](
         x, y, x_offsets, int(max_seq_len), d,
-        x.stride(0), x.stride(1), y.stride(0), y.stride(1),
+        x.stride(0), x.stride(1), y.stride(0), y.stride(1), batch, d_blocks,
         **blocks, **options,
     )  # fmt: skip
     return y
@@ -380,15 +433,15 @@ def jagged_softmax_backward(grad_output, y, x_offsets, max_seq_len, *, config=No
         _check_inputs(y, x_offsets, max_seq_len, grad_output)
     batch, d = x_offsets.numel() - 1, y.size(1)
     shape = {"B": batch, "max_seq_len": int(max_seq_len), "D": d}
-    blocks, options = _configure("bwd", config, shape, y)
+    blocks, options, programs = _launch_config("bwd", config, shape, y)
     grad = torch.empty_like(y)
     if grad.numel() == 0:
         return grad
-    grid = (batch, triton.cdiv(d, blocks["BLOCK_D"]))
-    _jagged_softmax_bwd_kernel[grid](
+    d_blocks = triton.cdiv(d, blocks["BLOCK_D"])
+    _jagged_softmax_bwd_kernel[_grid(batch * d_blocks, programs, y.device)](
         grad_output, y, grad, x_offsets, int(max_seq_len), d,
         grad_output.stride(0), grad_output.stride(1), y.stride(0), y.stride(1),
-        grad.stride(0), grad.stride(1),
+        grad.stride(0), grad.stride(1), batch, d_blocks,
         **blocks, **options,
     )  # fmt: skip
     return grad

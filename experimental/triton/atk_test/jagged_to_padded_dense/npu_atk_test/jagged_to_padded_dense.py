@@ -4,8 +4,10 @@
 #
 # Ascend port of FBGEMM's Triton jagged_to_dense for 2-D jagged tensors (pytorch/FBGEMM, see
 # README.md), written here. Upstream runs one program per sequence that walks all of its rows;
-# this port tiles rows across programs as well (grid: row blocks x sequences), so BLOCK_ROW and
-# BLOCK_COL are real tunables, and the padding is written by the kernel (no fill pass).
+# this port tiles rows across programs as well (tiles: row blocks x sequences), so BLOCK_ROW and
+# BLOCK_COL are real tunables, and the padding is written by the kernel (no fill pass). The grid
+# is one program per tile, or with a program count (PROGRAMS) a few per core, each looping over
+# tiles: the persistent form triton-ascend's guide asks of vector kernels.
 """Triton port of jagged_to_padded_dense: [sum_L, D] jagged -> [B, max_len, D] padded."""
 
 import math
@@ -21,29 +23,35 @@ import triton.language as tl
 @triton.jit
 def _jagged_to_padded_dense_kernel(
     values_ptr, offsets_ptr, out_ptr, max_len, D, padding_value,
-    stride_vl, stride_vd, stride_ob, stride_ol, stride_od,
+    stride_vl, stride_vd, stride_ob, stride_ol, stride_od, row_blocks, tiles,
     BLOCK_ROW: tl.constexpr, BLOCK_COL: tl.constexpr,
 ):  # fmt: skip
-    pid_r = tl.program_id(0)
-    pid_b = tl.program_id(1)
-    begin = tl.load(offsets_ptr + pid_b)
-    length = tl.minimum(tl.load(offsets_ptr + pid_b + 1) - begin, max_len)
-    offs_r = pid_r * BLOCK_ROW + tl.arange(0, BLOCK_ROW)
-    in_jagged = offs_r < length
-    in_dense = offs_r < max_len
-    for start_c in range(0, D, BLOCK_COL):
-        offs_c = start_c + tl.arange(0, BLOCK_COL)
-        mask_c = offs_c < D
-        x = tl.load(
-            values_ptr + (begin + offs_r)[:, None] * stride_vl + offs_c[None, :] * stride_vd,
-            mask=in_jagged[:, None] & mask_c[None, :],
-            other=padding_value,
-        )
-        tl.store(
-            out_ptr + pid_b * stride_ob + offs_r[:, None] * stride_ol + offs_c[None, :] * stride_od,
-            x,
-            mask=in_dense[:, None] & mask_c[None, :],
-        )
+    # Tiles are (row block, sequence) pairs, row blocks first; a program takes every
+    # num_programs-th (one, in the classic grid of one program per tile).
+    for tile in range(tl.program_id(0), tiles, tl.num_programs(0)):
+        pid_r = tile % row_blocks
+        pid_b = tile // row_blocks
+        begin = tl.load(offsets_ptr + pid_b)
+        length = tl.minimum(tl.load(offsets_ptr + pid_b + 1) - begin, max_len)
+        offs_r = pid_r * BLOCK_ROW + tl.arange(0, BLOCK_ROW)
+        in_jagged = offs_r < length
+        in_dense = offs_r < max_len
+        for start_c in range(0, D, BLOCK_COL):
+            offs_c = start_c + tl.arange(0, BLOCK_COL)
+            mask_c = offs_c < D
+            x = tl.load(
+                values_ptr + (begin + offs_r)[:, None] * stride_vl + offs_c[None, :] * stride_vd,
+                mask=in_jagged[:, None] & mask_c[None, :],
+                other=padding_value,
+            )
+            tl.store(
+                out_ptr
+                + pid_b * stride_ob
+                + offs_r[:, None] * stride_ol
+                + offs_c[None, :] * stride_od,
+                x,
+                mask=in_dense[:, None] & mask_c[None, :],
+            )
 
 
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
@@ -105,8 +113,21 @@ _SOC_PATTERNS = (
 )
 _VENDOR_WORDS = ("NVIDIA", "GeForce", "Tesla", "Quadro")
 _LAUNCH_OPTIONS = {
-    "cuda": ("num_warps", "num_stages"),
-    "npu": ("multibuffer", "num_warps", "compile_mode"),
+    "cuda": ("num_stages", "num_warps"),
+    "npu": (
+        "compile_mode",
+        "multibuffer",
+        "num_warps",
+        "unit_flag",
+        "limit_auto_multi_buffer_of_local_buffer",
+        "limit_auto_multi_buffer_only_for_local_buffer",
+        "set_workspace_multibuffer",
+        "enable_hivm_auto_cv_balance",
+        "tile_mix_vector_loop",
+        "tile_mix_cube_loop",
+        "enable_auto_bind_sub_block",
+        "sync_solver",
+    ),
 }
 # kernel -> block -> the shape key of the dimension it tiles (`_fit_blocks`)
 _TILE_KEYS = {"fwd": {"BLOCK_COL": "D", "BLOCK_ROW": "max_seq_len"}}
@@ -235,6 +256,37 @@ def _configure(kernel, config, shape, tensor):
     return _split_config(config, tensor.device)
 
 
+def _launch_config(kernel, config, shape, tensor):
+    """_configure's (constexprs, launch options) and the config's program count: PROGRAMS
+    programs per core, or 0 (a config that names none) for one program per block."""
+    if config is None:
+        dtype = _DTYPE_NAMES.get(tensor.dtype, str(tensor.dtype))
+        default = default_config(kernel, shape)
+        config = _pick_config(kernel, shape, dtype, tensor.device, default)
+    return (*_configure(kernel, config, shape, tensor), config.get("PROGRAMS", 0))
+
+
+def _cores(device):
+    """The cores a program count counts in: an Ascend NPU's vector cores (triton-ascend's
+    `num_vectorcore`; these kernels have no tl.dot), a GPU's SMs, the host's CPUs for the
+    interpreter (which runs programs one after another)."""
+    if device.type == "npu":
+        from triton.runtime import driver
+
+        return driver.active.utils.get_device_properties(device.index or 0)["num_vectorcore"]
+    if device.type == "cuda":
+        return torch.cuda.get_device_properties(device).multi_processor_count
+    return os.cpu_count() or 1
+
+
+def _grid(blocks, programs, device):
+    """The 1-D grid of a launch over `blocks` blocks: one program per block for `programs` 0,
+    else `programs` per core, at most one per block (the kernel loops over its blocks)."""
+    if not programs:
+        return (max(1, blocks),)
+    return (max(1, min(blocks, programs * _cores(device))),)
+
+
 # <<< autotune generated block <<<
 
 
@@ -261,14 +313,15 @@ def jagged_to_padded_dense(
         _check_offsets(offsets, values.size(0))
     batch, d = offsets.numel() - 1, values.size(1)
     shape = {"B": batch, "max_seq_len": max_len, "D": d}
-    blocks, options = _configure("fwd", config, shape, values)
+    blocks, options, programs = _launch_config("fwd", config, shape, values)
     out = torch.empty(batch, max_len, d, dtype=values.dtype, device=values.device)
     if out.numel() == 0:
         return out
-    grid = (triton.cdiv(max_len, blocks["BLOCK_ROW"]), batch)
-    _jagged_to_padded_dense_kernel[grid](
+    row_blocks = triton.cdiv(max_len, blocks["BLOCK_ROW"])
+    tiles = row_blocks * batch
+    _jagged_to_padded_dense_kernel[_grid(tiles, programs, values.device)](
         values, offsets, out, max_len, d, padding_value,
         values.stride(0), values.stride(1), out.stride(0), out.stride(1), out.stride(2),
-        **blocks, **options,
+        row_blocks, tiles, **blocks, **options,
     )  # fmt: skip
     return out

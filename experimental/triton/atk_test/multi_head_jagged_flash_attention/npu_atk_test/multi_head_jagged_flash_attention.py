@@ -24,13 +24,15 @@ import triton.language as tl
 
 @triton.jit
 def _fwd_kernel(
-    q_ptr, k_ptr, v_ptr, offsets_ptr, o_ptr, lse_ptr, num_heads, max_seq_len, D,
+    q_ptr, k_ptr, v_ptr, offsets_ptr, o_ptr, lse_ptr, num_heads, max_seq_len, D: tl.constexpr,
     stride_qh, stride_qm, stride_qd, stride_kh, stride_kn, stride_kd, stride_vh, stride_vn,
     stride_vd, stride_oh, stride_om, stride_od, stride_lh,
     PRECISION: tl.constexpr, NEXT_D: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
 ):  # fmt: skip
-    """One BLOCK_M block of queries of one (sequence, head); q.k reduced over D in BLOCK_D slices."""
+    """One BLOCK_M block of queries of one (sequence, head); q.k reduced over D in BLOCK_D slices.
+    D is a compile-time constant, as upstream has it: the slices over D unroll and their masks
+    fold away where BLOCK_D divides D."""
     pid_m = tl.program_id(0)
     pid_bh = tl.program_id(1)
     pid_b = pid_bh // num_heads
@@ -53,7 +55,7 @@ def _fwd_kernel(
             offs_n = start_n + tl.arange(0, BLOCK_N)
             mask_n = offs_n < seqlen
             qk = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
-            for start_d in range(0, D, BLOCK_D):
+            for start_d in tl.static_range(0, D, BLOCK_D):
                 offs_d = start_d + tl.arange(0, BLOCK_D)
                 mask_d = offs_d < D
                 q = tl.load(
@@ -382,8 +384,21 @@ _SOC_PATTERNS = (
 )
 _VENDOR_WORDS = ("NVIDIA", "GeForce", "Tesla", "Quadro")
 _LAUNCH_OPTIONS = {
-    "cuda": ("num_warps", "num_stages"),
-    "npu": ("multibuffer", "num_warps", "compile_mode"),
+    "cuda": ("num_stages", "num_warps"),
+    "npu": (
+        "compile_mode",
+        "multibuffer",
+        "num_warps",
+        "unit_flag",
+        "limit_auto_multi_buffer_of_local_buffer",
+        "limit_auto_multi_buffer_only_for_local_buffer",
+        "set_workspace_multibuffer",
+        "enable_hivm_auto_cv_balance",
+        "tile_mix_vector_loop",
+        "tile_mix_cube_loop",
+        "enable_auto_bind_sub_block",
+        "sync_solver",
+    ),
 }
 # kernel -> block -> the shape key of the dimension it tiles (`_fit_blocks`)
 _TILE_KEYS = {
@@ -516,8 +531,13 @@ def _configure(kernel, config, shape, tensor):
     return _split_config(config, tensor.device)
 
 
-def _precision(allow_tf32: bool) -> str:
-    return "tf32" if allow_tf32 else "ieee"
+def _precision(allow_tf32: bool, device) -> str:
+    """tl.dot's input precision: IEEE fp32, or where TF32 is allowed TF32 on a GPU and its Ascend
+    counterpart HF32 on an NPU (triton-ascend refuses tf32: "please use input_precision='hf32' on
+    Ascend instead", triton-ascend 3.2.0 triton/triton_patch/language/core.py, `dot`)."""
+    if not allow_tf32:
+        return "ieee"
+    return "hf32" if device.type == "npu" else "tf32"
 
 
 def _block_d(d: int) -> int:
@@ -579,7 +599,7 @@ def multi_head_jagged_flash_attention_fwd(
         q.stride(0), q.stride(1), q.stride(2), k.stride(0), k.stride(1), k.stride(2),
         v.stride(0), v.stride(1), v.stride(2), out.stride(0), out.stride(1), out.stride(2),
         lse.stride(0),
-        PRECISION=_precision(allow_tf32), NEXT_D=_block_d(d), **blocks, **options,
+        PRECISION=_precision(allow_tf32, q.device), NEXT_D=_block_d(d), **blocks, **options,
     )  # fmt: skip
     return out, lse
 
@@ -622,7 +642,7 @@ def bwd(q, k, v, offsets, max_seq_len, dout, lse, delta, allow_tf32=False, *, co
         v.stride(0), v.stride(1), v.stride(2), dout.stride(0), dout.stride(1), dout.stride(2),
         lse.stride(0), delta.stride(0), dq.stride(0), dq.stride(1), dq.stride(2),
         dk.stride(0), dk.stride(1), dk.stride(2), dv.stride(0), dv.stride(1), dv.stride(2),
-        PRECISION=_precision(allow_tf32), BLOCK_D=_block_d(d), **blocks, **options,
+        PRECISION=_precision(allow_tf32, q.device), BLOCK_D=_block_d(d), **blocks, **options,
     )  # fmt: skip
     return dq, dk, dv
 

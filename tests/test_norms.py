@@ -1,0 +1,50 @@
+"""layer_norm and rms_norm (recsys-examples' row norms): the port's kernels against the golden,
+and the port's own defaults against the spec's."""
+
+import pytest
+import torch
+
+from ops import get_op
+from ops.norm import MAX_PROGRAMS, programs
+from ops.ports import load_port
+
+NORMS = ("layer_norm", "rms_norm")
+
+
+@pytest.mark.parametrize("op", NORMS)
+def test_port_defaults_are_the_specs(op):
+    """The launcher's default (a call without a frozen config) is the spec's default: trial 0."""
+    spec = get_op(op)
+    port = load_port(op)
+    for case in spec.cases("performance") + spec.cases("accuracy"):
+        for kernel in spec.kernels:
+            assert port.default_config(kernel.name, case.shape) == kernel.default(case), (
+                kernel.name,
+                case.name,
+            )
+
+
+@pytest.mark.parametrize("op", NORMS)
+def test_each_kernel_alone_computes_its_outputs(op, cpu):
+    """Rows not a multiple of the row block, D not a power of two, a few programs walking
+    several row blocks each: every kernel run alone on its inputs gives the golden."""
+    spec = get_op(op)
+    case = spec.case("n37_d100_fp32")
+    inputs = spec.make_inputs(case, cpu.device)
+    golden = spec.reference(inputs)
+    for kernel in spec.kernels:
+        config = (
+            dict(kernel.default(case), BLOCK_N=4, PROGRAMS=16)
+            if "PROGRAMS" in kernel.default(case)
+            else dict(kernel.default(case), BLOCK_N=8)
+        )
+        out = spec.launch(kernel.name, spec.kernel_inputs(kernel.name, inputs, golden), config)
+        for name in kernel.outputs:
+            assert torch.allclose(out[name].double(), golden[name], rtol=1e-4, atol=1e-5), name
+
+
+def test_programs_never_exceed_the_row_blocks_or_the_launch_limit():
+    case = get_op("layer_norm").case("n37_d100_fp32")
+    assert programs({"BLOCK_N": 4, "PROGRAMS": 1024}, case) == 10
+    big = get_op("layer_norm").cases("performance")[2]
+    assert programs({"BLOCK_N": 1, "PROGRAMS": MAX_PROGRAMS}, big) == MAX_PROGRAMS <= 65535
