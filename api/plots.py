@@ -22,13 +22,17 @@ from .schemas import CaseOut, TrialOut
 HEIGHT = "380px"
 #: Optuna loads a study trial by trial: bigger studies are listed by the API, not charted.
 MAX_CHARTED_TRIALS = 2000
+#: Fewer completed trials than this give importances that say more about the draw than the kernel.
+MIN_IMPORTANCE_TRIALS = 10
+#: How the search names a power-of-two tunable's axis (`autotuner.search.space.param_name`).
+LOG2_PREFIX = "log2_"
 
 
 @dataclass
 class StudyPlots:
     history: str | None
     importances: str | None
-    note: str | None  # why a chart is missing
+    note: str | None  # why a chart is missing, or the caveat of the importances
 
 
 def _html(figure: Figure, div_id: str | None = None) -> str:
@@ -98,15 +102,26 @@ def study_plots(storage: RDBStorage, name: str, trials: int, interpreter: bool) 
         return StudyPlots(None, None, "no completed trials yet")
     target = "interpreter time, ms (not a performance number)" if interpreter else "median ms"
     history = _html(plot_optimization_history(study, target_name=target))
-    if len(complete) < 2:
-        return StudyPlots(history, None, "parameter importances need 2 or more completed trials")
+    if len(complete) < MIN_IMPORTANCE_TRIALS:
+        return StudyPlots(
+            history,
+            None,
+            f"parameter importances need {MIN_IMPORTANCE_TRIALS} or more completed trials; "
+            f"this study has {len(complete)}",
+        )
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            importances = _html(plot_param_importances(study))
+            figure = plot_param_importances(study)
     except Exception as exc:  # degenerate studies (e.g. one config only) make the evaluators raise
         return StudyPlots(history, None, f"parameter importances unavailable: {exc}")
-    return StudyPlots(history, importances, None)
+    for trace in figure.data:  # the tunables by their own names (the axes are their log2)
+        trace.y = [str(name).removeprefix(LOG2_PREFIX) for name in trace.y]
+    caveat = (
+        f"Importances (Optuna fANOVA) from {len(complete)} completed trials: which tunable the "
+        "time varied with over the configs tried, a rough guide, not a measurement."
+    )
+    return StudyPlots(history, _html(figure), caveat)
 
 
 def parallel_coordinates(trials: list[TrialOut], interpreter: bool) -> str | None:

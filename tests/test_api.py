@@ -403,7 +403,9 @@ def test_op_page(client):
     assert '<script src="/static/plotly.min.js"></script>' in html
     assert html.count('class="chart history"') == 2  # one per study
     assert html.count('class="chart importances"') == 1
-    assert "parameter importances need 2 or more completed trials" in html
+    assert "parameter importances need 10 or more completed trials; this study has 1" in html
+    assert "Importances (Optuna fANOVA) from 12 completed trials" in html  # with the caveat
+    assert "log2_" not in html
     assert "BLOCK_N=64, num_warps=4" in html
     assert ">M0<" in html and ">M1<" in html  # history across labels
     assert "Interpreter times: correctness only, not performance." in html

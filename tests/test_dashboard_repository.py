@@ -100,3 +100,11 @@ def test_without_the_repository_nothing_is_recorded(tmp_path):
     client = TestClient(create_app(f"sqlite:///{tmp_path / 'e.db'}", repository=False))
     assert client.get("/api/cases").json()["total"] == 0
     assert "Nothing recorded yet" in client.get("/").text
+
+
+def test_regressions_of_an_empty_database_say_how_to_make_one(empty):
+    _, client = empty
+    page = client.get("/regressions").text
+    assert "0 of 0" not in page
+    assert "autotune baseline --op OP --soc SOC" in page and "autotune check --op OP" in page
+    assert "autotune verify --op OP --soc SOC" in page

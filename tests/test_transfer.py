@@ -233,6 +233,12 @@ def test_a_version_1_file_is_still_read(source, target):
 
 def test_cli_round_trip_and_one_line_errors(source, target, tmp_path):
     file = tmp_path / "out" / "export.json"
+    missing = autotune_cli("export", "--op", OP, "--db", source.url, str(file))
+    assert missing.returncode == 2 and not file.parent.exists()  # a missing folder is refused
+    assert missing.stderr.splitlines() == [
+        f"error: cannot write {file}: folder {file.parent} does not exist"
+    ]
+    file.parent.mkdir()
     exported = autotune_cli("export", "--op", OP, "--soc", "H200", "--db", source.url, str(file))
     assert exported.returncode == 0, exported.stderr
     assert (

@@ -190,3 +190,21 @@ def test_a_user_case_is_tuned_frozen_baselined_checked_and_verified(tree, tmp_pa
     assert verify.returncode == 0 and name in verify.stdout, verify.stdout + verify.stderr
     listed = autotune("cases", "--op", OP, *db)
     assert f"{name} │ user" in listed.stdout and "--offsets" in listed.stdout, listed.stdout
+
+
+def test_lengths_over_max_seq_len_are_one_warning():
+    import warnings
+
+    from autotuner.cases.options import CaseRequest
+    from autotuner.cases.store import CaseWarning
+
+    spec = get_op("dense_to_jagged")
+    over = CaseRequest(shape="B=2,max_seq_len=4,D=8", offsets="0,6,8")
+    with pytest.warns(
+        CaseWarning, match=r"1 of 2 lengths are over max_seq_len=4 \(the longest 6\)"
+    ):
+        over.entries(spec)
+    within = CaseRequest(shape="B=2,max_seq_len=6,D=8", offsets="0,6,8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert within.entries(spec)[0]["lengths"] == [6, 2]

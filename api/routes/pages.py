@@ -10,7 +10,7 @@ from fastapi.templating import Jinja2Templates
 from sqlalchemy import select
 
 from autotuner.freeze.history import history_rows
-from storage import StudyRecord
+from storage import AccuracyResult, StudyRecord
 
 from .. import newest, trials
 from ..cases import case_rows
@@ -86,5 +86,6 @@ def regressions(request: Request, session: SessionDep) -> HTMLResponse:
         "regressed": sum(c.regressed for c in checks),
         "contended": sum(c.outcome == "contended" for c in checks),
         "failures": failures,
+        "verified": session.scalar(select(AccuracyResult.id).limit(1)) is not None,
     }
     return templates.TemplateResponse(request, "regressions.html", context)

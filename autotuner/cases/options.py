@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -168,7 +169,14 @@ class CaseRequest:
         from ops.jagged import skewed_lengths
         from ops.spec import canonical_dtype
 
-        from .store import case_of, entry_of, lengths_entry, read_file
+        from .store import (
+            CaseWarning,
+            case_of,
+            entry_of,
+            lengths_entry,
+            past_max_seq_len,
+            read_file,
+        )
 
         self.check()
         if self.cases_file:
@@ -176,7 +184,11 @@ class CaseRequest:
             if not found:
                 raise UserError(f"{self.cases_file} has no case of {spec.name}")
             found.sort(key=lambda e: -e["calls"] if isinstance(e.get("calls"), int) else 0)
-            return [entry_of(case_of(spec, e, "performance"), e) for e in found]
+            cases = [(case_of(spec, e, "performance"), e) for e in found]
+            for case, _ in cases:
+                if note := past_max_seq_len(case):
+                    warnings.warn(note, CaseWarning, stacklevel=2)
+            return [entry_of(case, e) for case, e in cases]
         if not self.shape:
             return []
         shape = parse_shape(self.shape)
@@ -195,7 +207,10 @@ class CaseRequest:
         else:
             entry["source"] = "the built-in cases' skew"
             entry["lengths"] = list(skewed_lengths(batch, shape["max_seq_len"]))
-        return [entry_of(case_of(spec, entry, "performance", strict=strict), entry)]
+        case = case_of(spec, entry, "performance", strict=strict)
+        if note := past_max_seq_len(case):
+            warnings.warn(note, CaseWarning, stacklevel=2)
+        return [entry_of(case, entry)]
 
     def cases(self, spec: OpSpec, interpreter: bool, *, strict: bool = True) -> list[Case]:
         """The cases asked for `spec`, as the soc runs them (interpreter-sized or performance)."""

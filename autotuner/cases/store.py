@@ -181,6 +181,25 @@ def case_of(spec: OpSpec, entry: Entry, kind: CaseKind, *, strict: bool = True) 
     return dataclasses.replace(case, name=name, kind=kind)
 
 
+class CaseWarning(UserWarning):
+    """Something about a user case that is allowed but worth one line (the CLI prints it so)."""
+
+
+def past_max_seq_len(case: Case) -> str | None:
+    """Why a case's lengths say more than it times, or None: lengths beyond its max_seq_len,
+    whose rows past max_seq_len the jagged ops bounded by it never touch."""
+    bound = case.shape.get("max_seq_len")
+    longer = [n for n in case.lengths if bound is not None and n > bound]
+    if not longer:
+        return None
+    return (
+        f"user case {case.name} of {case.op}: {len(longer)} of {len(case.lengths)} lengths are "
+        f"over max_seq_len={bound} (the longest {max(longer)}); the jagged ops bound each "
+        f"sequence by max_seq_len, so its rows past that are not computed as the lengths say; "
+        f"give max_seq_len={max(longer)} to cover them"
+    )
+
+
 def entry_of(case: Case, entry: Entry) -> Entry:
     """The entry with its case's name, its keys in the file's order."""
     named = {**entry, "name": case.name, "op": case.op}

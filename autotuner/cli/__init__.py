@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 
 import typer
 
@@ -53,9 +54,23 @@ def _usage_line(exc: typer.TyperException) -> str:
     )
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Our warnings about the user's input are one line; any other as Python writes it."""
+    from ..cases.store import CaseWarning
+
+    if issubclass(category, CaseWarning):
+        err_console.print(f"warning: {message}", markup=False, highlight=False, soft_wrap=True)
+    else:
+        _python_warning(message, category, filename, lineno, file, line)
+
+
+_python_warning = warnings.showwarning
+
+
 def main() -> None:
     """Console entry point: bad input, ours or an option's that typer refused, is one line on
     stderr and exit code 2 (typer's `Usage:` lines and boxes left out)."""
+    warnings.showwarning = _show_warning
     if len(sys.argv) < 2:
         app()  # no arguments: the help, as typer writes it
     try:

@@ -73,12 +73,24 @@ def repository_versions(
     root: Path | None, op: str | None = None, soc: str | None = None
 ) -> list[RepositoryVersion]:
     """The frozen versions in the checkout's performance json files, one per (op, soc, label,
-    date), sorted; a missing or unreadable file contributes nothing."""
+    date), sorted; a missing or unreadable file contributes nothing. Read again only when a
+    file changed (the service asks on every page)."""
     if root is None:
         return []
+    key = (root, repository_stamp(root))
+    if _READ.get("key") != key:
+        _READ.update(key=key, versions=_read_versions(root))
+    return [v for v in _READ["versions"] if (not op or v.op == op) and (not soc or v.soc == soc)]
+
+
+#: The versions last read, and the (root, file times) they were read at.
+_READ: dict[str, Any] = {}
+
+
+def _read_versions(root: Path) -> list[RepositoryVersion]:
     found: dict[tuple[str, str, str, str], RepositoryVersion] = {}
     for name, path in sorted(_files(root).items()):
-        if (op and name != op) or not path.is_file():
+        if not path.is_file():
             continue
         try:
             sections = frozen_sections(read(path))
@@ -86,8 +98,6 @@ def repository_versions(
             continue
         for case, by_soc in sections.items():
             for soc_name, section in by_soc.items():
-                if soc and soc_name != soc:
-                    continue
                 label, date = str(section.get("label", "")), str(section.get("date", ""))
                 version = found.setdefault(
                     (name, soc_name, label, date), RepositoryVersion(name, soc_name, label, date)
