@@ -31,6 +31,8 @@ class LayerNorm(NormOp):
     output_names = ("y", "dx", "dweight", "dbias")
     stats = ("mean", "rstd")
     partial_names = ("dw_partial", "db_partial")
+    #: What the port's backward dx takes, in order.
+    dx_args = ("dy", "x", "weight", "mean", "rstd")
     kernels = row_kernels(
         _dx_default, 2,
         {
@@ -65,23 +67,19 @@ class LayerNorm(NormOp):
         return dy * xhat, dy
 
     def launchers(self):
-        port = load_port(NAME)
+        port = load_port(self.name)
+        fwd_, dx_, dw_ = (getattr(port, f"{self.name}_{k}") for k in ("fwd", "bwd_dx", "bwd_dw"))
 
         def fwd(inputs: Tensors, config: Config | None) -> Tensors:
-            y, mean, rstd = port.layer_norm_fwd(
-                inputs["x"], inputs["weight"], inputs["bias"], EPS, config=config
-            )
+            y, mean, rstd = fwd_(inputs["x"], inputs["weight"], inputs["bias"], EPS, config=config)
             return {"y": y, "mean": mean, "rstd": rstd}
 
         def bwd_dx(inputs: Tensors, config: Config | None) -> Tensors:
-            dx, dw, db = port.layer_norm_bwd_dx(
-                inputs["dy"], inputs["x"], inputs["weight"], inputs["mean"], inputs["rstd"],
-                config=config,
-            )  # fmt: skip
+            dx, dw, db = dx_(*(inputs[k] for k in self.dx_args), config=config)
             return {"dx": dx, "dw_partial": dw, "db_partial": db}
 
         def bwd_dw(inputs: Tensors, config: Config | None) -> Tensors:
-            dw, db = port.layer_norm_bwd_dw(
+            dw, db = dw_(
                 inputs["dw_partial"], inputs["db_partial"], inputs["x"].size(0),
                 inputs["weight"].dtype, config=config,
             )  # fmt: skip

@@ -250,7 +250,8 @@ class NormOp(OpSpec):
         """kernel -> a call of the port's launcher of that kernel on the inputs it needs."""
 
     def launch(self, kernel: str, inputs: Tensors, config: Config | None) -> Tensors:
-        return self.launchers()[kernel](inputs, config)
+        outputs = self.launchers()[kernel](inputs, config)
+        return {name: outputs[name] for name in self.kernel(kernel).outputs}
 
     def run_port(self, inputs: Tensors, configs: dict[str, Config] | None = None) -> Tensors:
         configs = configs or {}
