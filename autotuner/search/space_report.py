@@ -117,7 +117,14 @@ def describe(
             "from_database": sum(cached for *_, cached in verdicts.values()),
             "verdicts": dict(Counter(r.category for r in compiled)),
             "median_seconds": statistics.median(r.seconds for r in compiled) if compiled else None,
-            "model_rejects_planned": sum(1 for f in feasible if f["model"]),
+            # A multibuffered config the compiler plans only by turning multibuffer off is its
+            # single-buffered twin, which the model judges on its own: rejecting it loses nothing.
+            "model_rejects_planned": sum(
+                1 for f in feasible if f["model"] and not f["multibuffer_dropped"]
+            ),
+            "model_rejects_planned_without_multibuffer": sum(
+                1 for f in feasible if f["model"] and f["multibuffer_dropped"]
+            ),
             "model_accepts_refused": sum(
                 1 for r in rejected if r["model"] is None and r["compiler"]["category"] not in OK
             ),
