@@ -22,6 +22,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.errors import UserError
 from core.paths import performance_json, port_file
 
 from ..atk.performance_json import frozen_sections
@@ -97,7 +98,10 @@ def launch_fingerprint(op: str, kernel: str) -> str:
 
 @functools.lru_cache(maxsize=1024)
 def _fingerprint(path: str, mtime_ns: int, size: int, kernel: str) -> str:
-    text = launch_source(Path(path).read_text(encoding="utf-8"), kernel)
+    try:
+        text = launch_source(Path(path).read_text(encoding="utf-8"), kernel)
+    except SyntaxError as exc:
+        raise UserError(f"{path} is not valid Python ({exc.msg}, line {exc.lineno})") from None
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
