@@ -37,6 +37,9 @@ class RMSNorm(NormOp):
         UPSTREAM_FILE, functions=("triton_rms_norm", "RMSNormFunction"), lines="536-760"
     )
     upstream_function = "RMSNormFunction"
+    #: fp32 at twice the default: with D=1 the backward's dy - y * mean(dy * y) cancels (|y| is
+    #: 1 up to eps), and the port's fp32 dx lands at 1.04e-4 of the float64 golden's scale.
+    tolerance = {"float32": 2e-4, "float16": 5e-3, "bfloat16": 4e-2}
     input_names = ("x", "weight", "dy")
     output_names = ("y", "dx", "dweight")
     stats = ("rstd",)
