@@ -360,6 +360,6 @@ def test_sampler_option_and_warm_starts_from_a_sibling_study(db_url):
         key=lambda t: t.number,
     )
     assert [t.user_attrs["source"] for t in measured[:2]] == ["default", "warm"]
-    assert measured[1].user_attrs["config"] == winner
+    assert measured[1].user_attrs["config"] == {**winner, "PROGRAMS": 0}  # the classic grid
     with pytest.raises(UserError, match="unknown --sampler 'annealing'"):
         tune(db_url, trials=4, sampler="annealing")
