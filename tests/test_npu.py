@@ -19,6 +19,7 @@ from optuna.trial import TrialState, create_trial
 from autotuner.backends import found_devices, get_backend, triton_ascend
 from autotuner.backends import npu as npu_module
 from autotuner.backends.base import Timing
+from autotuner.backends.compile import bishengir_version
 from autotuner.backends.npu import (
     NpuBackend,
     cann_version,
@@ -295,6 +296,7 @@ def test_versions_name_the_stack(npu950, monkeypatch, tmp_path):
         "device": "Ascend950PR_9599",
         "npu_mode": "simd",
         "timer": "npu events, 1 MiB zeroed before each repetition",
+        "bishengir": bishengir_version("950PR"),  # "none" where ascendnpu-ir is not installed
     }
 
 
