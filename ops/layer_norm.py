@@ -17,7 +17,7 @@ NAME = "layer_norm"
 def _dx_default(case: Case) -> Config:
     """Upstream's backward dx: min(sms * 8, N / 4) programs walking the rows one at a time
     (1024: an H200's 132 SMs times 8, to a power of two), its forward's num_warps."""
-    return {"BLOCK_N": 1, "PROGRAMS": 1024, "num_warps": upstream_warps(case)}
+    return {"BLOCK_N": 1, "NUM_PROGRAMS": 1024, "num_warps": upstream_warps(case)}
 
 
 class LayerNorm(NormOp):

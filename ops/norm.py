@@ -3,7 +3,7 @@ the three kernels' tunables and tile models, and the upstream file.
 
 Each norm has a forward (one row's statistics and output per row), a backward dx that also sums
 the weight gradient's partial rows per program, and a backward that adds those partials. The
-ports run every kernel over a fixed number of programs (`PROGRAMS`) that walk the row blocks:
+ports run every kernel over a fixed number of programs (`NUM_PROGRAMS`) that walk the row blocks:
 upstream sizes its backward grid by the SM count (`min(sms * 8, N / 4)` programs), and an Ascend
 launch takes at most 65535 blocks, so a forward of 10^6 rows must loop there too.
 """
@@ -44,7 +44,7 @@ UPSTREAM_FILE = Upstream(
 )
 EPS = 1e-6
 #: The most programs a launch has: an Ascend launch over 65535 blocks fails.
-MAX_PROGRAMS = 32768
+MAX_NUM_PROGRAMS = 32768
 #: fp32 elements of a [BLOCK_N, BLOCK_D] tile one CUDA thread may hold before the kernel spills.
 MAX_TILE_PER_THREAD = 128
 
@@ -66,9 +66,9 @@ def block_d(case: Case) -> int:
 
 
 def programs(config: Config, case: Case) -> int:
-    """Programs of a launch: PROGRAMS, or one per row block where there are fewer."""
+    """Programs of a launch: NUM_PROGRAMS, or one per row block where there are fewer."""
     blocks = -(-case.shape["N"] // config["BLOCK_N"])
-    return max(1, min(config["PROGRAMS"], blocks))
+    return max(1, min(config["NUM_PROGRAMS"], blocks))
 
 
 def upstream_warps(case: Case) -> int:
@@ -100,7 +100,7 @@ def fits_registers(config: Config, case: Case, limits) -> str | None:
 
 ROW_TUNABLES = (
     Tunable("BLOCK_N", pow2_range(1, 64)),
-    Tunable("PROGRAMS", pow2_range(16, MAX_PROGRAMS)),
+    Tunable("NUM_PROGRAMS", pow2_range(16, MAX_NUM_PROGRAMS)),
     Tunable("num_warps", (1, 2, 4, 8, 16), launch_option=True),
     MULTIBUFFER,
 )
@@ -115,8 +115,8 @@ COLUMNS_FIT = BlockFits("BLOCK_D", lambda c: max(4, next_pow2(c.shape["D"])), "D
 
 
 def fwd_default(case: Case) -> Config:
-    """Upstream's forward: one row per program (grid (N,)), here at most MAX_PROGRAMS of them."""
-    return {"BLOCK_N": 1, "PROGRAMS": MAX_PROGRAMS, "num_warps": upstream_warps(case)}
+    """Upstream's forward: one row per program (grid (N,)), here at most MAX_NUM_PROGRAMS of them."""
+    return {"BLOCK_N": 1, "NUM_PROGRAMS": MAX_NUM_PROGRAMS, "num_warps": upstream_warps(case)}
 
 
 def reduce_default(case: Case) -> Config:

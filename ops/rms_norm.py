@@ -27,7 +27,7 @@ def _dx_default(case: Case) -> Config:
     GROUP_N` under a lock; the port's programs each keep their own partial row instead (no
     locks), as many as upstream's GROUP_N to a power of two below."""
     group = 1 << (upstream_group(case).bit_length() - 1)
-    return {"BLOCK_N": 1, "PROGRAMS": max(16, group), "num_warps": upstream_warps(case)}
+    return {"BLOCK_N": 1, "NUM_PROGRAMS": max(16, group), "num_warps": upstream_warps(case)}
 
 
 class RMSNorm(NormOp):

@@ -246,8 +246,8 @@ class KernelSpec:
     def launch_grid(self, config: Config, case: Case, limits: DeviceLimits) -> tuple[int, ...]:
         """The grid a launch of this config has: the classic `grid`, or for a program count
         (`PROGRAMS`) that many programs per core, at most one per block. Where the device's core
-        count is unknown, the classic grid bounds it. (A kernel whose own PROGRAMS tunable counts
-        programs outright, the norms', says so in its `grid`.)"""
+        count is unknown, the classic grid bounds it. (A kernel that counts its programs
+        outright, the norms' NUM_PROGRAMS, says so in its `grid`.)"""
         grid = self.grid(config, case)
         programs = config.get(PROGRAMS.name, 0) if PROGRAMS in self.tunables else 0
         cores = limits.vector_cores or limits.cores

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from ops import get_op
-from ops.norm import MAX_PROGRAMS, programs
+from ops.norm import MAX_NUM_PROGRAMS, programs
 
 NORMS = ("layer_norm", "rms_norm", "swish_layer_norm")
 
@@ -20,8 +20,8 @@ def test_each_kernel_alone_computes_its_outputs(op, cpu):
     golden = spec.reference(inputs)
     for kernel in spec.kernels:
         config = (
-            dict(kernel.default(case), BLOCK_N=4, PROGRAMS=16)
-            if "PROGRAMS" in kernel.default(case)
+            dict(kernel.default(case), BLOCK_N=4, NUM_PROGRAMS=16)
+            if "NUM_PROGRAMS" in kernel.default(case)
             else dict(kernel.default(case), BLOCK_N=8)
         )
         out = spec.launch(kernel.name, spec.kernel_inputs(kernel.name, inputs, golden), config)
@@ -31,6 +31,8 @@ def test_each_kernel_alone_computes_its_outputs(op, cpu):
 
 def test_programs_never_exceed_the_row_blocks_or_the_launch_limit():
     case = get_op("layer_norm").case("n37_d100_fp32")
-    assert programs({"BLOCK_N": 4, "PROGRAMS": 1024}, case) == 10
+    assert programs({"BLOCK_N": 4, "NUM_PROGRAMS": 1024}, case) == 10
     big = get_op("layer_norm").cases("performance")[2]
-    assert programs({"BLOCK_N": 1, "PROGRAMS": MAX_PROGRAMS}, big) == MAX_PROGRAMS <= 65535
+    assert (
+        programs({"BLOCK_N": 1, "NUM_PROGRAMS": MAX_NUM_PROGRAMS}, big) == MAX_NUM_PROGRAMS <= 65535
+    )

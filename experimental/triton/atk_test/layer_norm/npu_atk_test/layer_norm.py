@@ -5,7 +5,7 @@
 # Ascend port of recsys-examples' Triton LayerNorm with weight and bias (NVIDIA/recsys-examples,
 # see README.md), written here. Upstream runs one row per program forward, min(sms * 8, N / 4)
 # programs for dx (partial dw/db rows stored and re-read every row) and an autotuned column sum;
-# here every kernel runs PROGRAMS programs over blocks of BLOCK_N rows (an Ascend launch takes
+# here every kernel runs NUM_PROGRAMS programs over blocks of BLOCK_N rows (an Ascend launch takes
 # at most 65535 blocks), and dx keeps its partial sums in registers until its last row.
 """Triton port of layer_norm: y = (x - mean) * rstd * weight + bias per row of [N, D], and its
 backward (dx; dweight and dbias from per-program partial rows)."""
@@ -126,13 +126,13 @@ FROZEN_CONFIGS = {
                 "case": "n131072_d256_bf16",
                 "dtype": "bfloat16",
                 "shape": {"N": 131072, "D": 256},
-                "config": {"BLOCK_N": 1, "PROGRAMS": 2048, "num_warps": 1},
+                "config": {"BLOCK_N": 1, "NUM_PROGRAMS": 2048, "num_warps": 1},
             },
             {
                 "case": "n262144_d512_fp16",
                 "dtype": "float16",
                 "shape": {"N": 262144, "D": 512},
-                "config": {"BLOCK_N": 1, "PROGRAMS": 2048, "num_warps": 1},
+                "config": {"BLOCK_N": 1, "NUM_PROGRAMS": 2048, "num_warps": 1},
             },
         ],
         "fwd": [
@@ -140,19 +140,19 @@ FROZEN_CONFIGS = {
                 "case": "n1048576_d256_fp32",
                 "dtype": "float32",
                 "shape": {"N": 1048576, "D": 256},
-                "config": {"BLOCK_N": 2, "PROGRAMS": 32768, "num_warps": 1},
+                "config": {"BLOCK_N": 2, "NUM_PROGRAMS": 32768, "num_warps": 1},
             },
             {
                 "case": "n131072_d256_bf16",
                 "dtype": "bfloat16",
                 "shape": {"N": 131072, "D": 256},
-                "config": {"BLOCK_N": 2, "PROGRAMS": 32768, "num_warps": 1},
+                "config": {"BLOCK_N": 2, "NUM_PROGRAMS": 32768, "num_warps": 1},
             },
             {
                 "case": "n262144_d512_fp16",
                 "dtype": "float16",
                 "shape": {"N": 262144, "D": 512},
-                "config": {"BLOCK_N": 2, "PROGRAMS": 32768, "num_warps": 1},
+                "config": {"BLOCK_N": 2, "NUM_PROGRAMS": 32768, "num_warps": 1},
             },
         ],
     },
@@ -335,9 +335,9 @@ def default_config(kernel: str, shape: dict) -> dict:
     the column sum at its first autotune config and BLOCK_D for 132 SMs."""
     row_warps = min(max(triton.next_power_of_2(shape["D"]) // 256, 1), 8)
     if kernel == "fwd":
-        return {"BLOCK_N": 1, "PROGRAMS": 32768, "num_warps": row_warps}
+        return {"BLOCK_N": 1, "NUM_PROGRAMS": 32768, "num_warps": row_warps}
     if kernel == "bwd_dx":
-        return {"BLOCK_N": 1, "PROGRAMS": 1024, "num_warps": row_warps}
+        return {"BLOCK_N": 1, "NUM_PROGRAMS": 1024, "num_warps": row_warps}
     width = min(max(triton.next_power_of_2(triton.cdiv(shape["D"], 1024)), 4), 128)
     return {"BLOCK_N": 32, "BLOCK_D": width, "num_warps": 8}
 
@@ -349,7 +349,7 @@ def _launch_config(kernel, config, shape, tensor):
         default = default_config(kernel, shape)
         config = _pick_config(kernel, shape, dtype, tensor.device, default)
     blocks, options = _split_config(config, tensor.device)
-    return blocks, options, config.get("PROGRAMS", 1)
+    return blocks, options, config.get("NUM_PROGRAMS", 1)
 
 
 def _row_block(d):

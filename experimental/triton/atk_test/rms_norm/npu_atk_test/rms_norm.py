@@ -4,7 +4,7 @@
 #
 # Ascend port of recsys-examples' Triton RMSNorm (NVIDIA/recsys-examples, see README.md),
 # written here. Upstream's backward dx runs one program per row and adds each row's dw into one
-# of GROUP_N partial rows under a spin lock (atomic_cas); here PROGRAMS programs walk blocks of
+# of GROUP_N partial rows under a spin lock (atomic_cas); here NUM_PROGRAMS programs walk blocks of
 # BLOCK_N rows and keep their own partial row (no locks, no atomics), and the forward walks row
 # blocks too (an Ascend launch takes at most 65535 blocks).
 """Triton port of rms_norm: y = x * rstd * weight, rstd = 1 / sqrt(mean(x^2) + eps), per row of
@@ -112,13 +112,13 @@ FROZEN_CONFIGS = {
                 "case": "n131072_d256_bf16",
                 "dtype": "bfloat16",
                 "shape": {"N": 131072, "D": 256},
-                "config": {"BLOCK_N": 1, "PROGRAMS": 4096, "num_warps": 1},
+                "config": {"BLOCK_N": 1, "NUM_PROGRAMS": 4096, "num_warps": 1},
             },
             {
                 "case": "n262144_d512_fp16",
                 "dtype": "float16",
                 "shape": {"N": 262144, "D": 512},
-                "config": {"BLOCK_N": 1, "PROGRAMS": 2048, "num_warps": 1},
+                "config": {"BLOCK_N": 1, "NUM_PROGRAMS": 2048, "num_warps": 1},
             },
         ],
         "fwd": [
@@ -126,13 +126,13 @@ FROZEN_CONFIGS = {
                 "case": "n131072_d256_bf16",
                 "dtype": "bfloat16",
                 "shape": {"N": 131072, "D": 256},
-                "config": {"BLOCK_N": 2, "PROGRAMS": 32768, "num_warps": 1},
+                "config": {"BLOCK_N": 2, "NUM_PROGRAMS": 32768, "num_warps": 1},
             },
             {
                 "case": "n262144_d512_fp16",
                 "dtype": "float16",
                 "shape": {"N": 262144, "D": 512},
-                "config": {"BLOCK_N": 2, "PROGRAMS": 32768, "num_warps": 2},
+                "config": {"BLOCK_N": 2, "NUM_PROGRAMS": 32768, "num_warps": 2},
             },
         ],
     },
@@ -317,13 +317,13 @@ def default_config(kernel: str, shape: dict) -> dict:
     d = shape["D"]
     row_warps = min(max(triton.next_power_of_2(d) // 256, 1), 8)
     if kernel == "fwd":
-        return {"BLOCK_N": 1, "PROGRAMS": 32768, "num_warps": row_warps}
+        return {"BLOCK_N": 1, "NUM_PROGRAMS": 32768, "num_warps": row_warps}
     if kernel == "bwd_dx":
         group = 2048 if d <= 1024 else 1024 if d <= 4096 else 768 if d <= 8192 else 512
         group = max(1, min(group, shape["N"]))
         return {
             "BLOCK_N": 1,
-            "PROGRAMS": max(16, 1 << (group.bit_length() - 1)),
+            "NUM_PROGRAMS": max(16, 1 << (group.bit_length() - 1)),
             "num_warps": row_warps,
         }
     width = min(max(triton.next_power_of_2(triton.cdiv(d, 1024)), 4), 128)
@@ -337,7 +337,7 @@ def _launch_config(kernel, config, shape, tensor):
         default = default_config(kernel, shape)
         config = _pick_config(kernel, shape, dtype, tensor.device, default)
     blocks, options = _split_config(config, tensor.device)
-    return blocks, options, config.get("PROGRAMS", 1)
+    return blocks, options, config.get("NUM_PROGRAMS", 1)
 
 
 def _row_block(d):
