@@ -147,6 +147,25 @@ def test_unverified_and_undertrained_studies_are_refused(tuned, tmp_path):
     assert freeze(short, SPEC, "cpu", label=None, dry_run=False, force=True).changed
 
 
+def test_force_leaves_out_an_open_study_and_names_it(tuned):
+    db, record = tuned
+    with db.sessions() as session:
+        session.get(StudyRecord, record.id).verdict = None
+        session.commit()
+    before = snapshot()
+    with pytest.raises(UserError, match="nothing to freeze"):  # the only study is open
+        freeze(db, SPEC, "cpu", label=None, dry_run=False, force=True)
+    assert snapshot() == before
+    url = str(db.engine.url)
+    runner.run(OP, "cpu", kernels=None, cases=[UNTUNED], trials=8, db_url=url, seed=0, timeout_s=60)
+    result = freeze(db, SPEC, "cpu", label=None, dry_run=False, force=True)
+    assert [(e.kernel, e.case) for e in result.entries] == [("fwd", UNTUNED)]
+    assert f"fwd {TUNED} (its study has no verified winner yet)" in result.untuned
+    assert [
+        e["case"] for e in read_frozen(port_file(OP).read_text(), port_file(OP))["cpu"]["fwd"]
+    ] == [UNTUNED]
+
+
 CHECK = textwrap.dedent(
     """
     import json, sys, warnings

@@ -27,7 +27,9 @@ def freeze(
     force: Annotated[
         bool,
         typer.Option(
-            "--force", help="Freeze studies with fewer completed trials than the minimum."
+            "--force",
+            help="Freeze studies with fewer completed trials than the minimum; leave out (and "
+            "name) studies without a verified winner instead of refusing.",
         ),
     ] = False,
     db: DbOption = None,

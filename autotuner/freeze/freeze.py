@@ -107,12 +107,18 @@ def collect(
                 if not records:
                     untuned.append(f"{kernel.name} {case.name}")
                     continue
-                entry = _entry(session, storage, fastest(records), kernel.name, case, force)
+                record = fastest(records)
+                if force and not record.verdict:  # an open study: the others are frozen
+                    untuned.append(
+                        f"{kernel.name} {case.name} (its study has no verified winner yet)"
+                    )
+                    continue
+                entry = _entry(session, storage, record, kernel.name, case, force)
                 entry.numbers.update(_gpu_baseline(session, spec, kernel.name, case.name, gpu_soc))
                 entries.append(entry)
     if not entries:
         raise UserError(
-            f"nothing to freeze: no study of {spec.name} on {soc} for the current kernel sources (run `autotune run --op {spec.name} --soc {soc}` first)"
+            f"nothing to freeze: no study of {spec.name} on {soc} for the current kernel sources has a verified winner (run `autotune run --op {spec.name} --soc {soc}` first)"
         )
     return entries, untuned
 
@@ -161,7 +167,7 @@ def _entry(session, storage, record: StudyRecord, kernel: str, case, force: bool
     verdict = record.verdict
     if not verdict:
         raise UserError(
-            f"study {record.name} has no verified winner yet (its budget is not spent); finish it with `autotune run` first"
+            f"study {record.name} has no verified winner yet (its budget is not spent); finish it with `autotune run` first, or freeze the others with --force"
         )
     complete = [
         t
