@@ -109,7 +109,82 @@ def _swish_layer_norm_bwd_dw_kernel(
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
 # Launch configs frozen per soc, kernel and case, the code that picks one at run time, and the
 # launcher helpers this port shares with others (autotuner.atk.generated_block.PORT_HELPERS).
-FROZEN_CONFIGS = {}
+FROZEN_CONFIGS = {
+    "H200": {
+        "bwd_dw": [
+            {
+                "case": "n1048576_d256_fp32",
+                "dtype": "float32",
+                "shape": {"N": 1048576, "D": 256},
+                "config": {"BLOCK_N": 64, "BLOCK_D": 4, "num_warps": 8},
+            },
+            {
+                "case": "n131072_d256_bf16",
+                "dtype": "bfloat16",
+                "shape": {"N": 131072, "D": 256},
+                "config": {"BLOCK_N": 64, "BLOCK_D": 4, "num_warps": 8},
+            },
+            {
+                "case": "n262144_d512_fp16",
+                "dtype": "float16",
+                "shape": {"N": 262144, "D": 512},
+                "config": {"BLOCK_N": 64, "BLOCK_D": 4, "num_warps": 8},
+            },
+        ],
+        "bwd_dx": [
+            {
+                "case": "n1048576_d256_fp32",
+                "dtype": "float32",
+                "shape": {"N": 1048576, "D": 256},
+                "config": {"BLOCK_N": 1, "NUM_PROGRAMS": 2048, "num_warps": 1},
+            },
+            {
+                "case": "n131072_d1024_bf16",
+                "dtype": "bfloat16",
+                "shape": {"N": 131072, "D": 1024},
+                "config": {"BLOCK_N": 2, "NUM_PROGRAMS": 1024, "num_warps": 4},
+            },
+            {
+                "case": "n131072_d256_bf16",
+                "dtype": "bfloat16",
+                "shape": {"N": 131072, "D": 256},
+                "config": {"BLOCK_N": 1, "NUM_PROGRAMS": 2048, "num_warps": 1},
+            },
+            {
+                "case": "n262144_d512_fp16",
+                "dtype": "float16",
+                "shape": {"N": 262144, "D": 512},
+                "config": {"BLOCK_N": 2, "NUM_PROGRAMS": 1024, "num_warps": 2},
+            },
+        ],
+        "fwd": [
+            {
+                "case": "n1048576_d256_fp32",
+                "dtype": "float32",
+                "shape": {"N": 1048576, "D": 256},
+                "config": {"BLOCK_N": 2, "NUM_PROGRAMS": 32768, "num_warps": 1},
+            },
+            {
+                "case": "n131072_d1024_bf16",
+                "dtype": "bfloat16",
+                "shape": {"N": 131072, "D": 1024},
+                "config": {"BLOCK_N": 1, "NUM_PROGRAMS": 32768, "num_warps": 2},
+            },
+            {
+                "case": "n131072_d256_bf16",
+                "dtype": "bfloat16",
+                "shape": {"N": 131072, "D": 256},
+                "config": {"BLOCK_N": 2, "NUM_PROGRAMS": 32768, "num_warps": 1},
+            },
+            {
+                "case": "n262144_d512_fp16",
+                "dtype": "float16",
+                "shape": {"N": 262144, "D": 512},
+                "config": {"BLOCK_N": 2, "NUM_PROGRAMS": 32768, "num_warps": 1},
+            },
+        ],
+    },
+}
 
 _SOC_PATTERNS = (
     ("^Ascend950PR", "950PR"),
