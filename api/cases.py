@@ -11,6 +11,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from autotuner.backends.socs import CPU
+from autotuner.report import outcomes
 from autotuner.report.frozen import (
     DATABASE,
     RepositoryVersion,
@@ -131,8 +132,8 @@ def _build_rows(
         if not interpreter:
             if len(frozen) == 1:
                 speedup = frozen[0].speedup_over_default
-            elif frozen_ms and default_ms:
-                speedup = default_ms / frozen_ms
+            else:
+                speedup = outcomes.speedup(default_ms, frozen_ms)
             upstream = gpu.get((op_name, case, part))
             if upstream:
                 gpu_ms, gpu_soc, gpu_source = upstream.median_ms, upstream.soc, DATABASE

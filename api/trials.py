@@ -20,6 +20,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
+from autotuner.report.outcomes import outcome
+
 from .schemas import TrialOut
 
 #: The columns of Optuna's tables these queries read (Optuna creates and owns the tables).
@@ -94,7 +96,7 @@ def outcome_counts(session: Session, optuna_id: int) -> dict[str, int]:
     )
     counts: dict[str, int] = {}
     for state, value_json, n in session.execute(query):
-        name = state.lower() if state != "FAIL" else json.loads(value_json or '"unknown"')
+        name = outcome(state, json.loads(value_json) if value_json else None)
         counts[name] = counts.get(name, 0) + n
     return dict(sorted(counts.items(), key=lambda item: (item[0] != "complete", item[0])))
 

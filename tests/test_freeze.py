@@ -3,9 +3,11 @@
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -24,14 +26,26 @@ OP, TUNED, UNTUNED = "jagged_to_padded_dense", "b4_n16_d40_fp32", "b6_n33_d7_fp3
 SPEC = get_op(OP)
 
 
+#: The database of the one tuning the `tuned` tests share (per test process): a run on the
+#: interpreter is the slow part, and the scratch trees it is copied into hold the same sources.
+_TUNED: dict[str, Path] = {}
+
+
 @pytest.fixture
-def tuned(tree, tmp_path):
-    """A scratch tree whose jagged_to_padded_dense was tuned on cpu for one case."""
-    url = f"sqlite:///{tmp_path / 'tune.db'}"
-    (record,) = runner.run(
-        OP, "cpu", kernels=None, cases=[TUNED], trials=10, db_url=url, seed=0, timeout_s=60
-    )
-    return open_database(url), record
+def tuned(tree, tmp_path, tmp_path_factory):
+    """A scratch tree whose jagged_to_padded_dense was tuned on cpu for one case, with its own
+    copy of the tuning's database."""
+    if "db" not in _TUNED:
+        template = tmp_path_factory.mktemp("tuned") / "tune.db"
+        runner.run(OP, "cpu", kernels=None, cases=[TUNED], trials=10,
+                   db_url=f"sqlite:///{template}", seed=0, timeout_s=60)  # fmt: skip
+        _TUNED["db"] = template
+    with sqlite3.connect(_TUNED["db"]) as source, sqlite3.connect(tmp_path / "tune.db") as copy:
+        source.backup(copy)  # the write-ahead log's pages included
+    db = open_database(f"sqlite:///{tmp_path / 'tune.db'}")
+    with db.sessions() as session:
+        record = session.scalars(select(StudyRecord)).one()
+    return db, record
 
 
 def files():

@@ -25,6 +25,7 @@ from storage import Baseline, Database
 from ..atk.performance_json import frozen_sections, read
 from ..backends.socs import CPU, KNOWN_SOCS
 from ..settings import settings
+from .outcomes import speedup
 from .roofline import Ceilings, record_ceilings, share, stored_ceilings
 
 #: The report's columns; shares are fractions (0.5 is half the ceiling).
@@ -86,7 +87,7 @@ def _row(spec, case, part, soc, default, frozen, gpu, ceilings) -> dict:
     row = {
         "op": spec.name, "case": case.name, "part": part, "soc": soc, "moved_bytes": moved,
         "flops": flops, "default_ms": default, "frozen_ms": frozen,
-        "speedup": default / frozen if default and frozen else None,
+        "speedup": speedup(default, frozen),
         "gpu_ms": upstream.median_ms if upstream is not None else None,
         "gpu_soc": upstream.soc if upstream is not None else None,
     }  # fmt: skip

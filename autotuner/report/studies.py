@@ -12,6 +12,8 @@ from sqlalchemy import select
 
 from storage import Database, StudyRecord, optuna_storage
 
+from .outcomes import outcome, speedup
+
 
 @dataclass
 class StudySummary:
@@ -40,7 +42,7 @@ class StudySummary:
 
     @property
     def best_speedup(self) -> float | None:
-        return self.default_ms / self.best_ms if self.default_ms and self.best_ms else None
+        return speedup(self.default_ms, self.best_ms)
 
 
 def summarize(db: Database, *, op: str | None = None, soc: str | None = None) -> list[StudySummary]:
@@ -90,7 +92,7 @@ def summarize(db: Database, *, op: str | None = None, soc: str | None = None) ->
                         trial.user_attrs.get("config"),
                     )
             elif trial.state == TrialState.FAIL:
-                category = trial.user_attrs.get("category", "unknown")
+                category = outcome(trial.state.name, trial.user_attrs.get("category"))
                 if category == "infeasible":
                     summary.infeasible += 1
                 else:
