@@ -27,7 +27,7 @@ from . import interrupts, warm_starts
 from .claims import ClaimBoard, Owner, bury_dead_runs
 from .pipeline import Pipeline
 from .sampler import STRATEGIES
-from .study import Plan, Progress, Settings, Study, discard_study
+from .study import INTERPRETER_RETIMING, Plan, Progress, Settings, Study, discard_study
 from .workers import COMPILE, Worker, preparing_lock
 
 #: Where a study's warm starts come from: the winners of its sibling studies.
@@ -191,6 +191,7 @@ def run(
         timeout_s=timeout_s,
         heartbeat_s=configured.heartbeat_s,
         stale_after_s=configured.stale_after_s,
+        **(INTERPRETER_RETIMING if backend.is_interpreter else {}),
     )
     timer = Worker(backend.soc)
     count = compile_workers(backend)
