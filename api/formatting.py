@@ -3,6 +3,8 @@ shares."""
 
 from __future__ import annotations
 
+from autotuner.measure.numbers import speedup_text
+
 MISSING = "-"
 
 
@@ -22,7 +24,7 @@ def ratio(value: float | None) -> str:
 
 
 def speedup(value: float | None) -> str:
-    return MISSING if value is None else f"{value:#.3g}x"
+    return speedup_text(value)
 
 
 def change(value: float | None) -> str:

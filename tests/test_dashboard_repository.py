@@ -10,10 +10,12 @@ from fastapi.testclient import TestClient
 from api.formatting import ms
 from api.main import create_app
 from autotuner.atk.performance_json import frozen_sections, read
+from autotuner.measure.numbers import speedup_text
 from core.paths import performance_json
 from ops import all_ops
 from storage import FrozenVersion, open_database
 
+from .conftest import autotune_cli
 from .test_frozen_h200 import NOT_STARTED
 
 
@@ -114,3 +116,20 @@ def test_regressions_of_an_empty_database_say_how_to_make_one(empty):
     assert "0 of 0" not in page
     assert "autotune baseline --op OP --soc SOC" in page and "autotune check --op OP" in page
     assert "autotune verify --op OP --soc SOC" in page
+
+
+def test_a_part_frozen_in_part_shows_each_kernels_speedup_as_show_does(empty):
+    """swish_layer_norm's backward of n131072_d1024_bf16 has bwd_dx frozen on the H200 and not
+    bwd_dw: the part has no total, and its frozen kernel carries the speedup `autotune show`
+    prints for it, written alike."""
+    _, client = empty
+    op, case = "swish_layer_norm", "n131072_d1024_bf16"
+    frozen = _frozen_h200(op)
+    assert (("bwd_dx", case) in frozen) and (("bwd_dw", case) not in frozen)
+    text = speedup_text(frozen[("bwd_dx", case)]["speedup_over_default"])
+    page = client.get(f"/ops/{op}").text
+    assert f"{text} over its default" in page
+    assert "not every kernel of this part is frozen" in page
+    shown = autotune_cli("show", "--op", op, "--soc", "H200")
+    (line,) = [row for row in shown.stdout.splitlines() if "bwd_dx" in row and case in row]
+    assert text in line

@@ -10,7 +10,7 @@ from rich.table import Table
 from core.errors import UserError
 
 from ..backends.socs import CPU
-from ..measure.numbers import short_number
+from ..measure.numbers import short_number, speedup_text
 from .common import (
     DbOption,
     OpOption,
@@ -67,11 +67,7 @@ def show(
             for kernel, entry in section["kernels"].items():
                 baseline = entry.get("gpu_baseline_ms")
                 band = f"{short_number(entry.get('p20_ms'))}-{short_number(entry.get('p80_ms'))}"
-                speedup = (
-                    f"{entry['speedup_over_default']:.2f}x"
-                    if entry.get("speedup_over_default")
-                    else "-"
-                )
+                speedup = speedup_text(entry.get("speedup_over_default"))
                 ratio = f"{entry['median_ms'] / baseline:.2f}" if baseline else "-"
                 table.add_row(
                     soc_name,

@@ -11,7 +11,7 @@ from core.errors import UserError
 
 from ..backends.socs import CPU
 from ..cases.options import NO_REQUEST, CaseRequest, case_options
-from ..measure.numbers import short_number
+from ..measure.numbers import short_number, speedup_text
 from .common import (
     DbOption,
     NpuModeOption,
@@ -63,7 +63,7 @@ def _summary_table(summaries, title: str) -> Table:
         if verdict is None:
             verdict_text, speedup, winner = (
                 "open",
-                short_number(s.best_speedup),
+                speedup_text(s.best_speedup),
                 config_text(s.best_config),
             )
         else:
@@ -75,7 +75,7 @@ def _summary_table(summaries, title: str) -> Table:
                     f"; beats the frozen config by {verdict['frozen_gain']:.1%} "
                     f"(p={verdict['frozen_p_value']:.1g})"
                 )
-            speedup = f"{verdict['speedup']:.2f}x" if verdict.get("speedup") else "-"
+            speedup = speedup_text(verdict.get("speedup"))
             winner = config_text(verdict["winner"])
             default_ms = verdict.get("default_median_ms", default_ms)
             best_ms = verdict.get("winner_median_ms", best_ms)
