@@ -45,7 +45,7 @@ from ops import all_ops, get_op
 from ops.spec import Case, Config, KernelSpec
 from storage import open_database
 
-OK = ("planned", "compiled")
+OK = ("planned", "compiled", "no_launch")
 
 
 def _sample(configs: list[Config], share: float) -> list[Config]:
@@ -149,6 +149,12 @@ def space_default(kernel: KernelSpec, case: Case, soc: str) -> Config:
     )
 
 
+def _no_launch(row: dict[str, Any]) -> bool:
+    """A config that launches no kernel on its case (rows before the `no_launch` verdict say so
+    in their message)."""
+    return row["category"] == "no_launch" or row["message"] == "the launcher launched no kernel"
+
+
 def _column(row: dict[str, Any]) -> str:
     """planned (as asked), dropped (planned once the compiler turned multibuffer off), refused."""
     if row["category"] not in OK:
@@ -189,13 +195,14 @@ def summary(paths: list[str]) -> str:
     lines: list[str] = []
     for soc in sorted({r["soc"] for r in rows}, key=list(COMPILE_TARGETS).index):
         everything = [r for r in rows if r["soc"] == soc]
-        mine = [r for r in everything if r["launch_now"] is None]
+        mine = [r for r in everything if r["launch_now"] is None and not _no_launch(r)]
         lines += [
             f"### {soc}: {everything[0]['compiler']}",
             "",
             f"{len(everything)} configs; {len(everything) - len(mine)} of them over a launch limit "
             "or a constraint of the op (a grid over 65535 blocks, a block over its dimension), "
-            "which a search never compiles, are left out of the table.",
+            "which a search never compiles, or launching no kernel on their case (no rows), are "
+            "left out of the table.",
             "",
         ]
         lines += [

@@ -139,11 +139,11 @@ def _verdicts(stdout: str) -> dict[str, tuple[str, str]]:
 
 @POSTGRES
 def test_concurrent_processes_agree_on_every_verdict(pg_url):  # noqa: F811
-    """Three processes, three studies of ten trials (the closing note of issue 19 has the same
+    """Three processes, two studies of eight trials (the closing note of issue 19 has the same
     on all nine cases of the op)."""
-    cases = ["b1_n8_d16_fp32", "b1_n8_d16_fp16", "b1_n8_d16_bf16"]
+    cases = ["b1_n8_d16_fp32", "b1_n8_d16_bf16"]
     open_database(pg_url)
-    processes = [autotune_run(pg_url, 10, cases=cases) for _ in range(3)]
+    processes = [autotune_run(pg_url, 8, cases=cases) for _ in range(3)]
     outputs = []
     for process in processes:
         out, err = process.communicate(timeout=900)
@@ -153,14 +153,14 @@ def test_concurrent_processes_agree_on_every_verdict(pg_url):  # noqa: F811
     db = open_database(pg_url)
     with db.sessions() as session:
         records = list(session.scalars(select(StudyRecord)))
-    assert len(records) == 3
+    assert len(records) == 2
     for record in records:
         complete = [
             t
             for t in optuna.load_study(study_name=record.name, storage=pg_url).get_trials()
             if t.state == TrialState.COMPLETE
         ]
-        assert len(complete) == 10 == record.verdict["complete_trials"] == record.verdict_trials
+        assert len(complete) == 8 == record.verdict["complete_trials"] == record.verdict_trials
 
 
 def test_two_processes_never_propose_a_config_twice(any_db):

@@ -236,7 +236,7 @@ def test_two_processes_share_one_study(db_url):
 
 
 def test_ctrl_c_leaves_the_database_consistent_and_resume_finishes(db_url):
-    args = run_args(COPY_CASE, 30, db_url)
+    args = run_args(COPY_CASE, 12, db_url)
     process = autotune(*args)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -262,7 +262,7 @@ def test_ctrl_c_leaves_the_database_consistent_and_resume_finishes(db_url):
     resumed.communicate(timeout=300)
     assert resumed.returncode == 0
     complete = [t for t in trials_of(db_url, record.name) if t.state == TrialState.COMPLETE]
-    assert len(complete) == 30 and len({config_key(t.user_attrs["config"]) for t in complete}) == 30
+    assert len(complete) == 12 and len({config_key(t.user_attrs["config"]) for t in complete}) == 12
 
 
 def test_a_share_of_the_space_as_budget(db_url):

@@ -44,7 +44,7 @@ from ops.ports import load_port
 from ops.spec import Config, KernelSpec, OpSpec, Tensors
 
 from . import compile_verdict, triton_ascend
-from .compile_verdict import COMPILED, PLANNED
+from .compile_verdict import COMPILED, FITS, NO_LAUNCH
 from .compiler_log import CompilerLog
 
 #: One compiler target name per Ascend soc, for compiling without its device; each is a target
@@ -147,7 +147,9 @@ def prints_memory(binary: str) -> bool:
 class CompileResult:
     """The verdict of compiling one config of a kernel on a case (all its `@triton.jit` launches)."""
 
-    category: str  # compile_verdict: planned, compiled, *_overflow, crash, compile; timeout
+    category: (
+        str  # compile_verdict: planned, compiled, no_launch, *_overflow, crash, compile; timeout
+    )
     message: str = ""
     seconds: float = 0.0
     required_bits: int | None = None
@@ -158,7 +160,7 @@ class CompileResult:
 
     @property
     def ok(self) -> bool:
-        return self.category in (PLANNED, COMPILED)
+        return self.category in FITS
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -378,7 +380,7 @@ def compile_config(
             return CompileResult(LAUNCHER, compile_verdict.short(exc))
     results = launches.results
     if not results:
-        return CompileResult("compile", "the launcher launched no kernel")
+        return CompileResult(NO_LAUNCH, "the launcher launched no kernel on this case")
     failed = next((r for r in results if not r.ok), None)
     memory: dict[str, int] = {}
     for result in results:

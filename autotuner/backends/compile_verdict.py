@@ -32,6 +32,10 @@ OVERFLOWS = (
 )
 #: Verdicts of a compile that produced (or would produce, given `hivmc`) code.
 PLANNED, COMPILED = "planned", "compiled"
+#: The verdict where a config launches no kernel on its case (no rows, say): nothing to refuse.
+NO_LAUNCH = "no_launch"
+#: The verdicts that refuse nothing.
+FITS = (PLANNED, COMPILED, NO_LAUNCH)
 CRASH = "crash"
 _FALLBACK = "set enable-auto-multi-buffer to false"
 _REQUIRES = re.compile(r"requires\s+(\d+)\s+bits\s+while\s+(\d+)\s+bits\s+available")

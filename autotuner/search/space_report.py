@@ -14,12 +14,12 @@ from ops.spec import KernelSpec
 from storage import Database
 
 from ..backends import SocProfile, soc_profile
-from ..backends.compile_verdict import COMPILED, PLANNED
+from ..backends.compile_verdict import FITS
 from ..backends.socs import is_npu_soc
 from .compiles import compile_configs
 from .space import compiler_options, config_key, space_for
 
-OK = (PLANNED, COMPILED)
+OK = FITS
 #: What a report's verdicts come from.
 MODEL = (
     "the static constraints, the model's estimate (on an Ascend soc --compile asks the compiler)"
