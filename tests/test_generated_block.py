@@ -11,8 +11,8 @@ from autotuner.atk.generated_block import (
     BEGIN_MARKER,
     END_MARKER,
     OPTIONAL_HELPERS,
-    PORT_HELPERS,
     nearest_warning,
+    port_helpers,
     read_frozen,
     render_block,
     replace_block,
@@ -72,14 +72,16 @@ def test_a_block_has_the_optional_helpers_it_is_given():
 
 @pytest.mark.parametrize("op", sorted(p.name for p in (ROOT / ATK_ROOT).iterdir()))
 def test_each_port_gets_the_optional_helpers_it_calls(op):
-    """PORT_HELPERS names what the port calls: no helper missing, none rendered for nothing."""
-    source = port_file(op, ROOT).read_text()
+    """The block holds what the port (its code or its block's) calls: no helper missing, none
+    rendered for nothing."""
+    path = port_file(op, ROOT)
+    source = path.read_text()
     called = {
         n.id
         for n in ast.walk(ast.parse(source))
         if isinstance(n, ast.Name) and n.id in OPTIONAL_HELPERS
     }
-    assert called == set(PORT_HELPERS.get(op, ()))
+    assert called == set(port_helpers(source, path))
 
 
 def test_replace_is_idempotent_and_round_trips(tree):

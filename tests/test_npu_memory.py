@@ -201,6 +201,7 @@ def test_the_cube_buffers_of_every_dot_kernel_are_modelled():
         if kernel.dots is not None
     }
     assert with_dots == {
+        ("addmm", "fwd"),
         ("jagged_dense_flash_attention", "fwd"),
         ("jagged_dense_flash_attention", "bwd_dv_db_dq"),
         ("jagged_dense_flash_attention", "bwd_dk"),

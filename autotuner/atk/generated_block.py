@@ -5,8 +5,9 @@ Only the text between the two marker lines is ever rewritten; everything else in
 is the port author's. Each ATK folder must run alone, so a helper several ports call cannot live
 in a module they import: its one source is the template, rendered into the block of every port
 that calls it. Every block has the config pick (`_pick_config`, `_split_config`, `_configure`)
-and the input checks (`_checked`, `_check_offsets`); the helpers only some ports call are named
-per op in `PORT_HELPERS`. `autotune lint` fails on a block that differs from its rendering.
+and the input checks (`_checked`, `_check_offsets`); of the helpers only some ports call, a block
+holds those its port's own code calls, and those they call (`port_helpers`): a new port names no
+helpers anywhere else. `autotune lint` fails on a block that differs from its rendering.
 """
 
 from __future__ import annotations
@@ -56,30 +57,6 @@ OPTIONAL_HELPERS = (
     "_dense_bmm_default",
     "_jagged_bmm_default",
 )
-_BMM_HELPERS = (
-    "_precision",
-    "_block_size",
-    "_block_m",
-    "_dense_bmm_default",
-    "_jagged_bmm_default",
-)
-_ATTENTION_HELPERS = ("_precision", "_block_d")
-#: The launch of a kernel with a program count (`ops.spec.PROGRAMS`): a persistent grid.
-_PERSISTENT_HELPERS = ("_programs_config", "_cores", "_grid")
-#: The optional helpers in each port's block, by op (the port file is `<op>.py`); an op not named
-#: here gets the helpers every block has.
-PORT_HELPERS: dict[str, tuple[str, ...]] = {
-    "jagged_dense_bmm": _BMM_HELPERS,
-    "jagged_jagged_bmm": _BMM_HELPERS,
-    "jagged_dense_flash_attention": _ATTENTION_HELPERS,
-    "jagged_flash_attention_basic": _ATTENTION_HELPERS,
-    "multi_head_jagged_flash_attention": _ATTENTION_HELPERS,
-    "jagged_to_padded_dense": _PERSISTENT_HELPERS,
-    "dense_to_jagged": _PERSISTENT_HELPERS,
-    "jagged_dense_elementwise_add": _PERSISTENT_HELPERS,
-    "jagged_softmax": _PERSISTENT_HELPERS,
-}
-
 #: The block's functions that choose a config for a launch that names none: they change what
 #: a user's call runs, never what a study measures (a study names its config).
 PICK_FUNCTIONS = ("_soc_of", "_shape_distance", "_pick_config", "_pick", "_fit_blocks")
@@ -142,6 +119,42 @@ def render_block(
     )
 
 
+@cache
+def _helper_calls() -> dict[str, frozenset[str]]:
+    """Optional helper -> the other optional helpers its text in the template calls."""
+    tree = ast.parse(render_block({}, OPTIONAL_HELPERS))
+    return {
+        node.name: frozenset(
+            n.id
+            for n in ast.walk(node)
+            if isinstance(n, ast.Name) and n.id in OPTIONAL_HELPERS and n.id != node.name
+        )
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef) and node.name in OPTIONAL_HELPERS
+    }
+
+
+def port_helpers(source: str, path: Path) -> tuple[str, ...]:
+    """The optional helpers the block of a port file must hold, in the template's order: those
+    the file's code outside the block calls, and those they call in turn."""
+    start, stop = _block_span(source, path)
+    try:
+        outside = ast.parse(source[:start] + source[stop:])
+    except SyntaxError as exc:
+        raise UserError(
+            f"{path}: not valid Python outside the generated block ({exc.msg}, line {exc.lineno})"
+        ) from None
+    wanted = {
+        n.id for n in ast.walk(outside) if isinstance(n, ast.Name) and n.id in OPTIONAL_HELPERS
+    }
+    todo = list(wanted)
+    while todo:
+        for called in _helper_calls()[todo.pop()] - wanted:
+            wanted.add(called)
+            todo.append(called)
+    return tuple(h for h in OPTIONAL_HELPERS if h in wanted)
+
+
 def _block_span(source: str, path: Path) -> tuple[int, int]:
     """Character span of the block, markers included; UserError if the markers are damaged."""
     lines = source.splitlines(keepends=True)
@@ -178,10 +191,10 @@ def read_frozen(source: str, path: Path) -> FrozenConfigs:
 
 
 def replace_block(source: str, frozen: FrozenConfigs, path: Path) -> str:
-    """The file's source with its block regenerated (with the helpers of the op the file is the
-    port of); the result is checked to be valid Python."""
+    """The file's source with its block regenerated (with the helpers the port calls,
+    `port_helpers`); the result is checked to be valid Python."""
     start, stop = _block_span(source, path)
-    block = render_block(frozen, PORT_HELPERS.get(path.stem, ()), tile_keys(path.stem))
+    block = render_block(frozen, port_helpers(source, path), tile_keys(path.stem))
     new = source[:start] + block + source[stop:]
     try:
         ast.parse(new)

@@ -1,0 +1,348 @@
+# Copyright (c) 2026 The autotune authors.
+# Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+# in compliance with the License. You may obtain a copy at http://www.apache.org/licenses/LICENSE-2.0
+#
+# Ascend port of recsys-examples' Triton addmm with optional SiLU (NVIDIA/recsys-examples,
+# examples/hstu/ops/triton_ops/triton_addmm.py, see README.md), written here: z = x @ w + bias
+# (bias [T] broadcast over the rows, or [N, T]) and y = silu(z), one output tile per program in
+# upstream's GROUP_M order. Differences from upstream: the programs walk the tiles (at most 32768
+# programs: an Ascend launch takes at most 65535 blocks), a 1-D grid, SiLU as z / (1 + exp(-z))
+# (libdevice's fast_dividef is CUDA's), tl.dot's precision "hf32" on an NPU where TF32 is allowed,
+# and the config passed per launch from the frozen configs below (upstream: Triton's autotuner).
+# The backward is torch, as upstream's.
+"""Triton port of addmm: z = x [N, D] @ w [D, T] + bias, y = silu(z); its backward in torch."""
+
+import math
+import os
+import re
+import warnings
+
+import torch
+import triton
+import triton.language as tl
+
+#: The most programs of a launch; below it, one output tile per program (upstream's grid).
+MAX_PROGRAMS = 32768
+
+
+@triton.jit
+def _addmm_fwd_kernel(
+    X, W, Bias, Z, Y, M, N, K, num_programs,
+    stride_xm, stride_xk, stride_wk, stride_wn, stride_bm, stride_bn, stride_zm, stride_zn,
+    PRECISION: tl.constexpr, BROADCAST_BIAS: tl.constexpr, SILU: tl.constexpr,
+    KEEP_Z: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+):  # fmt: skip
+    """z = x @ w + bias per [BLOCK_M, BLOCK_N] tile, fp32 accumulation; Z and Y share strides."""
+    pid = tl.program_id(0)
+    tiles_m = tl.cdiv(M, BLOCK_M)
+    tiles_n = tl.cdiv(N, BLOCK_N)
+    per_group = GROUP_M * tiles_n
+    offs_m = tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    for tile in range(pid, tiles_m * tiles_n, num_programs):
+        # GROUP_M row blocks walk the column blocks together (their w columns stay in cache).
+        first_m = (tile // per_group) * GROUP_M
+        group_rows = tl.minimum(tiles_m - first_m, GROUP_M)
+        tile_m = first_m + tile % group_rows
+        tile_n = (tile % per_group) // group_rows
+        rows = (tile_m * BLOCK_M + offs_m).to(tl.int64)
+        cols = tile_n * BLOCK_N + offs_n
+        mask_m = rows < M
+        mask_n = cols < N
+        x_tile = X + rows[:, None] * stride_xm + offs_k[None, :] * stride_xk
+        w_tile = W + offs_k[:, None] * stride_wk + cols[None, :] * stride_wn
+        acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+        for start in range(0, K, BLOCK_K):
+            mask_k = offs_k < K - start
+            a = tl.load(x_tile, mask=mask_m[:, None] & mask_k[None, :], other=0.0)
+            b = tl.load(w_tile, mask=mask_k[:, None] & mask_n[None, :], other=0.0)
+            acc += tl.dot(a, b, input_precision=PRECISION)
+            x_tile += BLOCK_K * stride_xk
+            w_tile += BLOCK_K * stride_wk
+        mask = mask_m[:, None] & mask_n[None, :]
+        if BROADCAST_BIAS:
+            bias = tl.load(Bias + cols * stride_bn, mask=mask_n, other=0.0)
+            z = acc + bias.to(tl.float32)[None, :]
+        else:
+            bias = tl.load(
+                Bias + rows[:, None] * stride_bm + cols[None, :] * stride_bn, mask=mask, other=0.0
+            )
+            z = acc + bias.to(tl.float32)
+        out = rows[:, None] * stride_zm + cols[None, :] * stride_zn
+        if KEEP_Z:
+            tl.store(Z + out, z.to(Z.dtype.element_ty), mask=mask)
+        if SILU:
+            # SiLU of z as stored (rounded to the output dtype), what the backward reads.
+            zq = z.to(Y.dtype.element_ty).to(tl.float32)
+            tl.store(Y + out, (zq / (1.0 + tl.exp(-zq))).to(Y.dtype.element_ty), mask=mask)
+
+
+# >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
+# Launch configs frozen per soc, kernel and case, the code that picks one at run time, and the
+# launcher helpers this port shares with others (autotuner.atk.generated_block.PORT_HELPERS).
+FROZEN_CONFIGS = {}
+
+_SOC_PATTERNS = (
+    ("^Ascend950PR", "950PR"),
+    ("^Ascend950DT", "950DT"),
+    ("^Ascend910_9581", "950DT"),
+    ("^Ascend910_95", "950PR"),
+    ("^Ascend910B", "910B"),
+    ("^Ascend910_93", "910_93"),
+    ("\\bGH200\\b", "GH200"),
+    ("\\bH200\\b", "H200"),
+    ("\\bH100\\b", "H100"),
+    ("\\bH800\\b", "H800"),
+    ("\\bH20\\b", "H20"),
+    ("\\bB200\\b", "B200"),
+    ("\\bB100\\b", "B100"),
+    ("\\bA100\\b", "A100"),
+    ("\\bA800\\b", "A800"),
+    ("\\bA10\\b", "A10"),
+    ("\\bL40S\\b", "L40S"),
+    ("\\bL40\\b", "L40"),
+    ("\\bL4\\b", "L4"),
+    ("\\bV100\\b", "V100"),
+    ("\\bT4\\b", "T4"),
+)
+_VENDOR_WORDS = ("NVIDIA", "GeForce", "Tesla", "Quadro")
+_LAUNCH_OPTIONS = {
+    "cuda": ("num_stages", "num_warps"),
+    "npu": (
+        "compile_mode",
+        "multibuffer",
+        "num_warps",
+        "unit_flag",
+        "limit_auto_multi_buffer_of_local_buffer",
+        "limit_auto_multi_buffer_only_for_local_buffer",
+        "set_workspace_multibuffer",
+        "enable_hivm_auto_cv_balance",
+        "tile_mix_vector_loop",
+        "tile_mix_cube_loop",
+        "enable_auto_bind_sub_block",
+        "sync_solver",
+    ),
+}
+# kernel -> block -> the shape key of the dimension it tiles (`_fit_blocks`)
+_TILE_KEYS = {"fwd": {"BLOCK_M": "N", "BLOCK_N": "T", "BLOCK_K": "D"}}
+_DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
+_ITEMSIZES = {"float32": 4, "float16": 2, "bfloat16": 2}
+_PICKED = {}  # (device, kernel, dtype, shape) -> config
+_WARNED = set()  # (kernel, soc) whose nearest-case fallback was warned about
+
+
+def _soc_of(device):
+    """The soc of a tensor's device: `H200`, `950PR`, ... or `cpu` for the interpreter."""
+    if device.type == "cpu":
+        return "cpu"
+    if device.type == "npu":
+        name = torch.npu.get_device_name(device.index or 0)
+    else:
+        name = torch.cuda.get_device_name(device)
+    for pattern, soc in _SOC_PATTERNS:
+        if re.search(pattern, name):
+            return soc
+    words = [w for w in name.split() if w not in _VENDOR_WORDS]
+    return "".join(words) or name
+
+
+def _shape_distance(frozen, asked):
+    return sum(
+        abs(math.log2(max(v, 1)) - math.log2(max(asked.get(k, 1), 1))) for k, v in frozen.items()
+    )
+
+
+def _pick_config(kernel, shape, dtype, device, default):
+    """The frozen config of this soc for the case; else the nearest frozen case's, its blocks fit
+    to the shape; else `default`.
+
+    Nearest: the smallest sum over the shape keys of |log2(frozen) - log2(asked)|, among the cases
+    of the dtype and of the other dtypes of its element size (float16 and bfloat16: the same tile
+    bytes, so the same shared memory or unified buffer, and the same matrix-unit rate), those
+    counted one doubling further; a warning once per kernel and soc in a process (a test suite of
+    many small shapes would repeat it for each). Fit: a block larger than the dimension it tiles
+    padded to a power of two (at least 16, what tl.dot takes) only computes padding, and the
+    search never measures one; it is shrunk to that size. No tuning happens at run time. Picks
+    are kept per device, kernel, dtype and shape: the launch of a small kernel must not wait for
+    the lookup. `default` is the kernel's default for `shape` (`default_config(kernel, shape)`).
+    """
+    key = (device, kernel, dtype, tuple(sorted(shape.items())))
+    if key not in _PICKED:
+        _PICKED[key] = _pick(_soc_of(device), kernel, shape, dtype, default)
+    return dict(_PICKED[key])
+
+
+def _pick(soc, kernel, shape, dtype, default):
+    frozen = FROZEN_CONFIGS.get(soc, {}).get(kernel, [])
+    for entry in frozen:
+        if entry["dtype"] == dtype and entry["shape"] == shape:
+            return dict(entry["config"])
+    size = _ITEMSIZES.get(dtype)
+    entries = [
+        e for e in frozen if e["dtype"] == dtype or (size and _ITEMSIZES.get(e["dtype"]) == size)
+    ]
+    if not entries:
+        return dict(default)
+    nearest = min(
+        entries,
+        key=lambda e: (
+            _shape_distance(e["shape"], shape) + (e["dtype"] != dtype),
+            e["dtype"] != dtype,
+        ),
+    )
+    if (kernel, soc) not in _WARNED:
+        _WARNED.add((kernel, soc))
+        warnings.warn(
+            f"{kernel}: no config frozen on {soc} for {shape} {dtype}; "
+            f"using that of the nearest frozen case {nearest['case']} "
+            "(said once per kernel and soc)",
+            stacklevel=4,
+        )
+    return _fit_blocks(kernel, nearest["config"], shape)
+
+
+def _fit_blocks(kernel, config, shape):
+    fitted = dict(config)
+    for block, dim in _TILE_KEYS.get(kernel, {}).items():
+        if block in fitted and dim in shape:
+            fitted[block] = min(fitted[block], max(16, triton.next_power_of_2(shape[dim])))
+    return fitted
+
+
+def _split_config(config, device):
+    """(constexpr tunables, launch options this device understands) of a config. On an NPU,
+    num_warps goes only with compile_mode (SIMT code): triton-ascend's SIMD code never reads it."""
+    options = _LAUNCH_OPTIONS.get(device.type, ())
+    constexprs = {k: v for k, v in config.items() if k.startswith("BLOCK_")}
+    launch = {k: v for k, v in config.items() if k in options}
+    if device.type == "npu" and "compile_mode" not in launch:
+        launch.pop("num_warps", None)
+    return constexprs, launch
+
+
+def _checked(check):
+    return check or os.environ.get("AUTOTUNE_CHECK") == "1"
+
+
+def _check_offsets(offsets, rows):
+    """Raise ValueError (one line) unless offsets are 0, non-decreasing, ending at `rows`."""
+    if offsets.dim() != 1 or offsets.numel() < 2 or offsets.dtype not in (torch.int32, torch.int64):
+        raise ValueError("offsets must be a 1-D int32/int64 tensor with B + 1 entries")
+    host = offsets.tolist()
+    if host[0] != 0:
+        raise ValueError(f"offsets must start at 0, not {host[0]}")
+    for i in range(1, len(host)):
+        if host[i] < host[i - 1]:
+            raise ValueError(
+                f"offsets must be non-decreasing: offsets[{i}]={host[i]} < offsets[{i - 1}]={host[i - 1]}"
+            )
+    if host[-1] != rows:
+        raise ValueError(f"offsets end at {host[-1]} but the jagged tensor has {rows} rows")
+
+
+def _configure(kernel, config, shape, tensor):
+    """_split_config of `config`, or when it is None of the config picked for the case: `shape`,
+    the dtype and device of `tensor`, and the port's own `default_config(kernel, shape)`."""
+    if config is None:
+        dtype = _DTYPE_NAMES.get(tensor.dtype, str(tensor.dtype))
+        default = default_config(kernel, shape)
+        config = _pick_config(kernel, shape, dtype, tensor.device, default)
+    return _split_config(config, tensor.device)
+
+
+def _precision(allow_tf32: bool, device) -> str:
+    """tl.dot's input precision: IEEE fp32, or where TF32 is allowed TF32 on a GPU and its Ascend
+    counterpart HF32 on an NPU (triton-ascend refuses tf32: "please use input_precision='hf32' on
+    Ascend instead", triton-ascend 3.2.0 triton/triton_patch/language/core.py, `dot`)."""
+    if not allow_tf32:
+        return "ieee"
+    return "hf32" if device.type == "npu" else "tf32"
+
+
+# <<< autotune generated block <<<
+
+
+def default_config(kernel: str, shape: dict) -> dict:
+    """Upstream's first autotune config (get_mm_configs, CUDA): its autotuner's pick among its
+    eight is a timing on the GPU, not a rule."""
+    if kernel != "fwd":
+        raise ValueError(f"unknown kernel {kernel!r}; valid: fwd")
+    return {"BLOCK_M": 32, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 2,
+            "num_stages": 5}  # fmt: skip
+
+
+def _launch_config(config, shape, tensor):
+    """(constexpr blocks, launch options, GROUP_M) of the given or picked config."""
+    if config is None:
+        dtype = _DTYPE_NAMES.get(tensor.dtype, str(tensor.dtype))
+        config = _pick_config("fwd", shape, dtype, tensor.device, default_config("fwd", shape))
+    blocks, options = _split_config(config, tensor.device)
+    return blocks, options, config.get("GROUP_M", 8)
+
+
+def _check_inputs(x, w, bias):
+    if x.dim() != 2 or w.dim() != 2 or x.size(1) != w.size(0):
+        raise ValueError(f"x [N, D] @ w [D, T]: got x {tuple(x.shape)}, w {tuple(w.shape)}")
+    n, t = x.size(0), w.size(1)
+    if bias.shape not in ((t,), (n, t)):
+        raise ValueError(f"bias must be [{t}] or [{n}, {t}], got {tuple(bias.shape)}")
+    if not (x.dtype == w.dtype == bias.dtype):
+        raise ValueError("x, w and bias must share one dtype")
+
+
+def addmm_fwd(x, w, bias, silu=False, keep_z=True, allow_tf32=False, *, config=None, check=False):
+    """(z, silu(z)) for z = x @ w + bias in x's dtype: silu(z) None without `silu`, z None with
+    `silu` and not `keep_z` (upstream's triton_addmm_silu_fwd without its out= buffers)."""
+    if _checked(check):
+        _check_inputs(x, w, bias)
+    n, d = x.shape
+    t = w.size(1)
+    blocks, options, group = _launch_config(config, {"N": n, "D": d, "T": t}, x)
+    keep_z = keep_z or not silu
+    z = torch.empty(n, t, dtype=x.dtype, device=x.device) if keep_z else None
+    y = torch.empty(n, t, dtype=x.dtype, device=x.device) if silu else None
+    if n == 0 or t == 0:
+        return z, y
+    out = z if z is not None else y
+    broadcast = bias.dim() == 1
+    tiles = triton.cdiv(n, blocks["BLOCK_M"]) * triton.cdiv(t, blocks["BLOCK_N"])
+    programs = min(tiles, MAX_PROGRAMS)
+    _addmm_fwd_kernel[(programs,)](
+        x, w, bias, out, y if silu else out, n, t, d, programs,
+        x.stride(0), x.stride(1), w.stride(0), w.stride(1),
+        0 if broadcast else bias.stride(0), bias.stride(-1), out.stride(0), out.stride(1),
+        PRECISION=_precision(allow_tf32, x.device), BROADCAST_BIAS=broadcast, SILU=silu,
+        KEEP_Z=keep_z, GROUP_M=group, **blocks, **options,
+    )  # fmt: skip
+    return z, y
+
+
+def addmm_bwd(x, w, z, dout, bias_1d, silu=False):
+    """(dx, dw, dbias) in torch, as upstream's backward: dz = silu'(z) * dout (with `silu`, z as
+    the forward stored it), dx = dz w^T, dw = x^T dz, dbias = dz summed over the rows for a [T]
+    bias (else dz)."""
+    dz = torch.ops.aten.silu_backward(dout, z) if silu else dout
+    return torch.mm(dz, w.t()), torch.mm(x.t(), dz), dz.sum(0) if bias_1d else dz
+
+
+class AddmmFunction(torch.autograd.Function):
+    """Autograd of the port: z = x @ w + bias, silu(z) with `silu` (upstream's _AddMmFunction)."""
+
+    @staticmethod
+    def forward(ctx, x, w, bias, silu):
+        z, y = addmm_fwd(x, w, bias, silu)
+        ctx.save_for_backward(x, w, z if silu else None)
+        ctx.bias_1d, ctx.silu = bias.dim() == 1, silu
+        return y if silu else z
+
+    @staticmethod
+    def backward(ctx, dout):
+        x, w, z = ctx.saved_tensors
+        return (*addmm_bwd(x, w, z, dout, ctx.bias_1d, ctx.silu), None)
+
+
+def addmm(input, mat1, mat2, silu=False):
+    """Upstream's triton_addmm(input, mat1, mat2, silu): input + mat1 @ mat2, differentiable."""
+    return AddmmFunction.apply(mat1, mat2, input, silu)
