@@ -1,7 +1,7 @@
 """`autotune baseline`: which sources it times, with which configs, interleaved."""
 
 from autotuner.backends.cpu import CpuBackend
-from autotuner.baseline.baseline import REPS, ROUNDS, measure_interleaved, record_baselines
+from autotuner.baseline.baseline import measure_interleaved, record_baselines, sampling
 from ops import get_op
 from storage import Baseline, open_database
 
@@ -29,9 +29,10 @@ def test_sources_of_a_part_are_timed_in_alternating_rounds():
 
     backend = OrderRecorder()
     samples = measure_interleaved(backend, [first, second])
-    per_round = REPS // ROUNDS
-    assert [len(s) for s in samples] == [ROUNDS * per_round] * 2
-    assert backend.order == (["first"] * per_round + ["second"] * per_round) * ROUNDS
+    rounds, per_round, _ = sampling(backend)
+    assert rounds >= 2 and per_round >= 5
+    assert [len(s) for s in samples] == [rounds * per_round] * 2
+    assert backend.order == (["first"] * per_round + ["second"] * per_round) * rounds
 
 
 def test_baseline_times_upstream_default_and_frozen_with_their_configs(tree, tmp_path):
@@ -48,7 +49,8 @@ def test_baseline_times_upstream_default_and_frozen_with_their_configs(tree, tmp
     assert by_source["port_frozen"].configs == {"fwd": default}
     for row in rows:
         assert row.interpreter and row.case_name == CASE and row.part == "fwd"
-        assert row.n == len(row.samples) >= REPS
+        rounds, per_round, _ = sampling(CpuBackend())
+        assert row.n == len(row.samples) >= rounds * per_round
         assert row.p20_ms <= row.median_ms <= row.p80_ms
     with db.sessions() as session:
         assert session.query(Baseline).count() == 3
