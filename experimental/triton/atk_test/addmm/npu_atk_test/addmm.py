@@ -82,7 +82,64 @@ def _addmm_fwd_kernel(
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
 # Launch configs frozen per soc, kernel and case, the code that picks one at run time, and the
 # launcher helpers this port shares with others (autotuner.atk.generated_block.PORT_HELPERS).
-FROZEN_CONFIGS = {}
+FROZEN_CONFIGS = {
+    "H200": {
+        "fwd": [
+            {
+                "case": "n1048576_d256_t256_bf16",
+                "dtype": "bfloat16",
+                "shape": {"N": 1048576, "D": 256, "T": 256},
+                "config": {
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 128,
+                    "BLOCK_K": 32,
+                    "GROUP_M": 8,
+                    "num_warps": 2,
+                    "num_stages": 4,
+                },
+            },
+            {
+                "case": "n131072_d1024_t256_fp32",
+                "dtype": "float32",
+                "shape": {"N": 131072, "D": 1024, "T": 256},
+                "config": {
+                    "BLOCK_M": 32,
+                    "BLOCK_N": 64,
+                    "BLOCK_K": 16,
+                    "GROUP_M": 8,
+                    "num_warps": 2,
+                    "num_stages": 5,
+                },
+            },
+            {
+                "case": "n131072_d512_t512_bf16",
+                "dtype": "bfloat16",
+                "shape": {"N": 131072, "D": 512, "T": 512},
+                "config": {
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 128,
+                    "BLOCK_K": 32,
+                    "GROUP_M": 8,
+                    "num_warps": 2,
+                    "num_stages": 5,
+                },
+            },
+            {
+                "case": "n262144_d256_t1024_fp16",
+                "dtype": "float16",
+                "shape": {"N": 262144, "D": 256, "T": 1024},
+                "config": {
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 128,
+                    "BLOCK_K": 32,
+                    "GROUP_M": 8,
+                    "num_warps": 4,
+                    "num_stages": 5,
+                },
+            },
+        ],
+    },
+}
 
 _SOC_PATTERNS = (
     ("^Ascend950PR", "950PR"),
