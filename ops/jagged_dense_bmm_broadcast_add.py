@@ -153,10 +153,9 @@ class RecsysJaggedOp(OpSpec):
     )
     accuracy_shapes: tuple
     performance_shapes: tuple
-    #: Upstream's autograd Function, and what its backward returns after its None entries.
+    #: Upstream's autograd Function, and which of its backward's results is which gradient.
     upstream_function: str
-    #: Kernels of the backward part, in the order they run.
-    backward: tuple[str, ...]
+    upstream_grads: dict[str, int]
 
     def make_case(self, shape, dtype, lengths, kind="accuracy", offsets=None) -> Case:
         name = "_".join(f"{_LETTERS[k]}{shape[k]}" for k in self.shape_keys)
@@ -234,8 +233,8 @@ class RecsysJaggedOp(OpSpec):
             return {}
         function, ctx = self._function(), _Ctx()
         out = function.forward(ctx, *self.upstream_args(inputs))
-        grads = [g for g in function.backward(ctx, inputs["dout"]) if g is not None]
-        return dict(zip(self.output_names, (out, *grads), strict=True))
+        grads = function.backward(ctx, inputs["dout"])
+        return {"out": out, **{name: grads[i] for name, i in self.upstream_grads.items()}}
 
     def upstream_part(self, part: str, inputs: Tensors, case: Case) -> Callable[[], object] | None:
         if not self._runs_upstream(inputs, case):
@@ -273,6 +272,7 @@ class JaggedDenseBmmBroadcastAdd(RecsysJaggedOp):
     accuracy_shapes = ACCURACY_SHAPES
     performance_shapes = PERFORMANCE_SHAPES
     upstream_function = "_JaggedDenseBmmBroadcastAddFunction"
+    upstream_grads = {"dx": 2, "dy": 3, "dbias": 4}
     parts = {"fwd": ("fwd",), "bwd": ("bwd_dx", "bwd_dy_db")}
     kernels = (
         # out = x [sum_L, D] @ y [B, D, T] + bias [B, T]
