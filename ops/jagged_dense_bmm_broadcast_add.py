@@ -261,8 +261,8 @@ class JaggedDenseBmmBroadcastAdd(RecsysJaggedOp):
             "triton_jagged_dense_bmm_broadcast_add",
             "_JaggedDenseBmmBroadcastAddFunction",
         ),
-        # _get_bmm_configs, both kernels; the Function (540-648) and its entry (1247-1257)
-        # are inside or after it: the range names the kernels' and the Function's lines.
+        # From _get_bmm_configs (51) to the end of the Function (648), both kernels between;
+        # the entry is at 1247-1257 (the README names each piece's lines).
         lines="51-648",
         source=RECSYS_EXAMPLES,
     )
