@@ -394,6 +394,11 @@ class OpSpec(ABC):
     #: Norm-wise relative error a tuned config may have against the float64 golden, per dtype.
     tolerance: dict[str, float] = {"float32": 1e-4, "float16": 5e-3, "bfloat16": 4e-2}
     kernels: tuple[KernelSpec, ...]
+    #: How the performance cases' lengths are drawn, as `<op>_performance.json` states it.
+    lengths_rule: str = (
+        "ops.jagged.skewed_lengths(B, max_seq_len): "
+        "floor(frac(i * 0.618...)^2 * 1.25 * max_seq_len)"
+    )
 
     # -- cases -------------------------------------------------------------------------------
     @abstractmethod

@@ -1,0 +1,25 @@
+# Copyright (c) 2026 The autotune authors.
+# Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+# in compliance with the License. You may obtain a copy at http://www.apache.org/licenses/LICENSE-2.0
+"""ATK custom API of jagged_dense_bmm_broadcast_add (NPU side): calls the port beside this file."""
+
+import os
+import sys
+
+from autotuner.atk.compat import BaseApi, register  # ATK's classes, or stand-ins without ATK
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import jagged_dense_bmm_broadcast_add as kernel  # noqa: E402
+
+
+@register("jagged_dense_bmm_broadcast_add")
+class JaggedDenseBmmBroadcastAddApi(BaseApi):
+    """Inputs (generate_jagged_dense_bmm_broadcast_add.py): x, y, bias, offsets, max_seq_len,
+    dout. Outputs: out = x @ y + bias per sequence, then dx, dy, dbias (the gradients of dout)."""
+
+    def __call__(self, input_data, with_output=False):
+        x, y, bias, offsets, max_seq_len, dout = input_data.args[:6]
+        n = int(max_seq_len)
+        out = kernel.jagged_dense_bmm_broadcast_add_fwd(x, y, bias, offsets, n)
+        dx, dy, dbias = kernel.jagged_dense_bmm_broadcast_add_bwd(x, y, bias, offsets, n, dout)
+        return out, dx, dy, dbias

@@ -1,0 +1,28 @@
+# Copyright (c) 2026 The autotune authors.
+# Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+# in compliance with the License. You may obtain a copy at http://www.apache.org/licenses/LICENSE-2.0
+"""ATK custom API of jagged_dense_broadcast_add (GPU side): calls upstream's autograd Function,
+loaded by the file beside this one."""
+
+import os
+import sys
+
+import torch
+
+from autotuner.atk.compat import BaseApi, register  # ATK's classes, or stand-ins without ATK
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import jagged_dense_broadcast_add as kernel  # noqa: E402
+
+
+@register("jagged_dense_broadcast_add")
+class JaggedDenseBroadcastAddApi(BaseApi):
+    """Inputs (generate_jagged_dense_broadcast_add.py): x, y, offsets, max_seq_len, dout.
+    Outputs: out, dy (upstream's triton_jagged_dense_broadcast_add and its backward)."""
+
+    def __call__(self, input_data, with_output=False):
+        x, y, offsets, max_seq_len, dout = input_data.args[:5]
+        x, y = (t.detach().requires_grad_() for t in (x, y))
+        out = kernel.triton_jagged_dense_broadcast_add(int(max_seq_len), offsets, x, y)
+        (dy,) = torch.autograd.grad(out, (y,), dout)
+        return out.detach(), dy
