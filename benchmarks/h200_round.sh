@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# An op round on a single GPU in steps, each a part of one device call (issue 29's ops):
+#
+#   benchmarks/h200_round.sh SOC OUT verify OP...    # verify each op against upstream
+#   benchmarks/h200_round.sh SOC OUT tune OP...      # autotune run --trials TRIALS (8), then
+#                                                   # freeze as M1 (--force: an unsettled study
+#                                                   # is named, not frozen)
+#   benchmarks/h200_round.sh SOC OUT baseline OP...  # upstream, the port's default and frozen
+#                                                   # configs interleaved; then the report
+#
+# Each command has a timeout (seconds: VERIFY_S, TUNE_S per op, BASELINE_S) so that the call ends
+# inside its limit; every log goes to OUT, and `tune` packs the files freeze rewrote into
+# OUT/frozen.tgz. The database is AUTOTUNE_DB's.
+set -uo pipefail
+soc=$1 out=$2 step=$3; shift 3
+mkdir -p "$out"
+export PYTHONUNBUFFERED=1
+ops=(); for op in "$@"; do ops+=(--op "$op"); done
+case $step in
+  verify)
+    for op in "$@"; do
+      timeout "${VERIFY_S:-150}" python3 -m autotuner verify --op "$op" --soc "$soc" > "$out/verify_$op.txt" 2>&1
+      echo "rc=$?" >> "$out/verify_$op.txt"
+    done
+    ;;
+  tune)
+    for op in "$@"; do
+      timeout "${TUNE_S:-120}" python3 -m autotuner run --op "$op" --soc "$soc" --trials "${TRIALS:-8}" --quiet > "$out/tune_$op.txt" 2>&1
+      echo "rc=$?" >> "$out/tune_$op.txt"
+      python3 -m autotuner freeze --op "$op" --soc "$soc" --label M1 --force >> "$out/tune_$op.txt" 2>&1
+    done
+    tar czf "$out/frozen.tgz" experimental/triton/atk_test frozen_configs
+    ;;
+  baseline)
+    timeout "${BASELINE_S:-200}" python3 -m autotuner baseline "${ops[@]}" --soc "$soc" > "$out/baseline.txt" 2>&1
+    echo "rc=$?" >> "$out/baseline.txt"
+    python3 -m autotuner report --soc "$soc" "${ops[@]}" >> "$out/baseline.txt" 2>&1
+    ;;
+  *) echo "unknown step $step" >&2; exit 2 ;;
+esac
