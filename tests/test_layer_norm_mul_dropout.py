@@ -32,14 +32,15 @@ def test_a_u_of_strided_rows_is_read_in_place(port):
     wide = torch.cat([u, torch.randn(u.size(0), 3 * u.size(1))], dim=1)
     strided = wide[:, : u.size(1)]
     assert strided.stride(0) != u.size(1)
+    walks = {"BLOCK_N": 16, "NUM_PROGRAMS": 4}
     for ratio in (0.0, 0.3):
         dropout = (ratio, True, 5)
-        want = port.layer_norm_mul_dropout_fwd(x, u, w, b, SPEC.eps, *dropout)
-        have = port.layer_norm_mul_dropout_fwd(x, strided, w, b, SPEC.eps, *dropout)
+        want = port.layer_norm_mul_dropout_fwd(x, u, w, b, SPEC.eps, *dropout, config=walks)
+        have = port.layer_norm_mul_dropout_fwd(x, strided, w, b, SPEC.eps, *dropout, config=walks)
         assert all(torch.equal(h, t) for h, t in zip(have, want, strict=True))
-        stats = want[1:]
-        want = port.layer_norm_mul_dropout_bwd_dx(dy, x, u, w, b, *stats, *dropout)
-        have = port.layer_norm_mul_dropout_bwd_dx(dy, x, strided, w, b, *stats, *dropout)
+        stats, call = want[1:], port.layer_norm_mul_dropout_bwd_dx
+        want = call(dy, x, u, w, b, *stats, *dropout, config=walks)
+        have = call(dy, x, strided, w, b, *stats, *dropout, config=walks)
         assert all(torch.equal(h, t) for h, t in zip(have, want, strict=True))
 
 

@@ -18,6 +18,8 @@ from ops import all_ops
 
 OPS = sorted(name for name, spec in all_ops().items() if "norm_mul_dropout" in spec.upstream.file)
 RATIO = 0.3
+#: A row kernel's config of a few programs walking blocks of several rows (fast in the interpreter).
+WALKS = {"BLOCK_N": 16, "NUM_PROGRAMS": 4}
 
 
 def test_the_family_is_found():
@@ -59,21 +61,20 @@ def test_each_kernel_alone_computes_its_outputs(op, cpu):
 @pytest.mark.parametrize("op", OPS)
 def test_the_mask_is_the_seeds_whatever_the_config(op, cpu):
     spec = at(op)
-    case, inputs = inputs_of(spec, cpu)
-    fwd = spec.kernel("fwd")
-    walks = dict(fwd.default(case), BLOCK_N=4, NUM_PROGRAMS=16)
-    first = spec.launch("fwd", inputs, None)["y"]
-    assert torch.equal(first, spec.launch("fwd", inputs, None)["y"])
-    assert torch.equal(first, spec.launch("fwd", inputs, walks)["y"])
-    other = at(op, seed=8).launch("fwd", inputs, None)["y"]
-    assert not torch.equal(first == 0, other == 0)
+    _, inputs = inputs_of(spec, cpu)
+    first = spec.launch("fwd", inputs, None)  # the default: one row a program
+    again = spec.launch("fwd", inputs, WALKS)
+    assert torch.equal(first["y"], again["y"])
+    assert torch.equal(again["y"], spec.launch("fwd", inputs, WALKS)["y"])
+    other = at(op, seed=8).launch("fwd", inputs, WALKS)["y"]
+    assert not torch.equal(first["y"] == 0, other == 0)
 
 
 @pytest.mark.parametrize("op", OPS)
 def test_the_keep_rate_is_within_a_binomial_bound(op, cpu):
     spec = at(op)
     _, inputs = inputs_of(spec, cpu)
-    y = spec.launch("fwd", inputs, None)["y"]
+    y = spec.launch("fwd", inputs, WALKS)["y"]
     n, kept = y.numel(), int((y != 0).sum())
     sigma = math.sqrt(n * RATIO * (1 - RATIO))
     assert abs(kept - n * (1 - RATIO)) < 5 * sigma, (kept, n)
@@ -83,7 +84,7 @@ def test_the_keep_rate_is_within_a_binomial_bound(op, cpu):
 def test_kept_values_and_gradients_agree_with_the_golden_under_the_ports_mask(op, cpu):
     spec = at(op)
     _, inputs = inputs_of(spec, cpu)
-    out = spec.run_port(inputs)
+    out = spec.run_port(inputs, {"fwd": WALKS, "bwd_dx": WALKS})
     keep = out["y"] != 0
     golden = spec.reference(inputs, keep=keep, ratio=RATIO)
     assert keep.float().mean() < 0.9  # the mask drops some
@@ -96,7 +97,7 @@ def test_outside_training_nothing_is_dropped(op, cpu):
     spec = at(op)
     _, inputs = inputs_of(spec, cpu)
     spec.training = False
-    y = spec.launch("fwd", inputs, None)["y"]
+    y = spec.launch("fwd", inputs, WALKS)["y"]
     assert close(y, spec.reference(inputs)["y"])
 
 
@@ -108,6 +109,6 @@ def test_the_mask_is_upstreams(op, cpu):
     spec = at(op)
     case, inputs = inputs_of(spec, cpu)
     theirs = spec.run_upstream(inputs, case)["y"]
-    ours = spec.launch("fwd", inputs, None)["y"]
+    ours = spec.launch("fwd", inputs, WALKS)["y"]
     assert torch.equal(ours == 0, theirs == 0)
     assert close(ours, theirs)
