@@ -21,7 +21,7 @@ import dataclasses
 import torch
 
 from .norm import EPS, MAX_NUM_PROGRAMS, MAX_TILE_PER_THREAD, ROW_TUNABLES, ROWS_FIT, programs
-from .norm_mul_dropout import UPSTREAM_FILE, NormMulDropoutOp
+from .norm_mul_dropout import UPSTREAM_FILE, NormMulDropoutOp, dx_bytes, fwd_bytes
 from .spec import (
     MULTIBUFFER,
     SHORT_DTYPE,
@@ -106,9 +106,9 @@ def fits_registers(config: Config, case: Case, limits) -> str | None:
 
 
 def _fwd_tiles(config: Config, case: Case) -> int:
-    # As layer_norm_mul_dropout's over the tile; the weight, bias and statistics per head row.
+    # the tile; the weight, bias and statistics per head row in fp32
     size = case.torch_dtype.itemsize
-    return tile(config, case) * (2 * size + 16 + 24) + 16 * config["BLOCK_N"] * block_h(case)
+    return fwd_bytes(tile(config, case), size) + 16 * config["BLOCK_N"] * block_h(case)
 
 
 def _fwd_stream(config: Config, case: Case) -> int:
@@ -116,8 +116,9 @@ def _fwd_stream(config: Config, case: Case) -> int:
 
 
 def _dx_tiles(config: Config, case: Case) -> int:
+    # the tile; w, b, the statistics and the two gradient sums per head row in fp32
     size = case.torch_dtype.itemsize
-    return tile(config, case) * (3 * size + 24 + 24) + 32 * config["BLOCK_N"] * block_h(case)
+    return dx_bytes(tile(config, case), size) + 32 * config["BLOCK_N"] * block_h(case)
 
 
 def _dx_stream(config: Config, case: Case) -> int:

@@ -14,7 +14,7 @@ import dataclasses
 import torch
 
 from .norm import EPS, block_d, row_kernels, upstream_warps
-from .norm_mul_dropout import UPSTREAM_FILE, NormMulDropoutOp
+from .norm_mul_dropout import UPSTREAM_FILE, NormMulDropoutOp, dx_bytes, fwd_bytes
 from .spec import Case, Config, Tensors
 
 NAME = "layer_norm_mul_dropout"
@@ -27,10 +27,9 @@ def _dx_default(case: Case) -> Config:
 
 
 def _fwd_tiles(config: Config, case: Case) -> int:
-    # x and u in their dtype; x, x - mean, u and y in fp32; the int32 offsets, the Philox words
-    # and the fp32 numbers of the dropout; the weight and bias rows in fp32.
+    # the row tile; the weight and bias rows in fp32
     size = case.torch_dtype.itemsize
-    return config["BLOCK_N"] * block_d(case) * (2 * size + 16 + 24) + 8 * block_d(case)
+    return fwd_bytes(config["BLOCK_N"] * block_d(case), size) + 8 * block_d(case)
 
 
 def _fwd_stream(config: Config, case: Case) -> int:
@@ -38,10 +37,9 @@ def _fwd_stream(config: Config, case: Case) -> int:
 
 
 def _dx_tiles(config: Config, case: Case) -> int:
-    # x, u and dy in their dtype; x, u, dy, xhat, the norm's output and dx in fp32; the dropout's
-    # offsets, words and numbers; w, b and the two gradient sums in fp32.
+    # the row tile; w, b and the two gradient sums in fp32
     size = case.torch_dtype.itemsize
-    return config["BLOCK_N"] * block_d(case) * (3 * size + 24 + 24) + 16 * block_d(case)
+    return dx_bytes(config["BLOCK_N"] * block_d(case), size) + 16 * block_d(case)
 
 
 def _dx_stream(config: Config, case: Case) -> int:

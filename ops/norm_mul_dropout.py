@@ -40,12 +40,29 @@ DROPOUT_RATIO = 0.0
 SEED = 1234
 
 
+def fwd_bytes(elements: int, size: int) -> int:
+    """Unified-buffer bytes a forward tile of `elements` needs, a bound from below: x and u in
+    their dtype, and 12 bytes of fp32 and int32 work per element (x - mean, y, the dropout's
+    offsets and numbers: the compiler reuses the rest). What bishengir-compile 1.2.0 plans: on the
+    950PR a 16384-element tile of the group norm in 232 KiB of UB (about 14 B an element); the
+    layer norm's asks 320 KiB there and 960 KiB on the 910B (the ATK READMEs' compile verdicts)."""
+    return elements * (2 * size + 12)
+
+
+def dx_bytes(elements: int, size: int) -> int:
+    """The same for a backward dx/du tile: x, u and dy in their dtype and 24 bytes of fp32 work
+    (xhat, the norm's output, dy, dx, the dropout's numbers)."""
+    return elements * (3 * size + 24)
+
+
 class NormMulDropoutOp(NormOp):
     """y = dropout(norm(x) * u) with a weight and a bias: forward and backward (dx, du, and the
     weight gradients from per-program partial rows, as the row norms).
 
-    Subclasses give the normalisation and its backward in float64 (`normalize`, `norm_grads`),
-    the width of the weight (`affine_width`), the port calls and upstream's call."""
+    The port's three launchers are called alike for every op of the family (`launchers`).
+    Subclasses give the normalisation and its backward in float64 (`normalize`, `xhat`,
+    `norm_grads`), the widths of a row and of the weight (`row_width`, `affine_width`), what the
+    bwd_dw launcher takes to pick its config (`dw_shape`) and upstream's call (`upstream_args`)."""
 
     input_names = ("x", "u", "weight", "bias", "dy")
     output_names = ("y", "dx", "du", "dweight", "dbias")
