@@ -112,3 +112,18 @@ def test_the_mask_is_upstreams(op, cpu):
     ours = spec.launch("fwd", inputs, WALKS)["y"]
     assert torch.equal(ours == 0, theirs == 0)
     assert close(ours, theirs)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="upstream's backward runs on CUDA only")
+@pytest.mark.skipif(RECSYS_EXAMPLES.missing() is not None, reason=RECSYS_EXAMPLES.missing() or "")
+@pytest.mark.parametrize("op", OPS)
+def test_forward_and_backward_are_upstreams_on_cuda(op):
+    """On a GPU, upstream's forward and backward at the same ratio and seed: the same dropped
+    elements, and the same outputs within fp32 rounding (the backward's mask drawn again)."""
+    spec = at(op)
+    case = next(c for c in spec.cases("accuracy") if c.dtype == "float32" and c.shape["N"] > 100)
+    inputs = spec.make_inputs(case, torch.device("cuda"))
+    ours, theirs = spec.run_port(inputs), spec.run_upstream(inputs, case)
+    assert torch.equal(ours["y"] == 0, theirs["y"] == 0)
+    for name in spec.output_names:
+        assert close(ours[name], theirs[name]), name
