@@ -277,7 +277,7 @@ class NormOp(OpSpec):
         group = torch.arange(n, device=x.device) % count
         terms = self.row_terms({**inputs, **stats})
         partial = {
-            name: torch.zeros(count, x.size(1), device=x.device).index_add_(0, group, term)
+            name: torch.zeros(count, term.size(1), device=x.device).index_add_(0, group, term)
             for name, term in zip(self.partial_names, terms, strict=True)
         }
         return {**inputs, **partial}

@@ -1,0 +1,21 @@
+# Copyright (c) 2026 The autotune authors.
+# Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+# in compliance with the License. You may obtain a copy at http://www.apache.org/licenses/LICENSE-2.0
+#
+# The upstream kernels, unmodified: NVIDIA/recsys-examples' own module
+# (examples/hstu/ops/triton_ops/triton_norm_mul_dropout.py), read from the local checkout that
+# AUTOTUNE_RECSYS_EXAMPLES names, of commit 43465aeabf61515e28d74cbb5234ff7c627dcc19. The loader
+# checks the file's sha256 (and that of the commons module it imports) against the pin. Nothing
+# of upstream is copied into this repository.
+"""Upstream layer_norm_mul_dropout (GPU side): the functions ATK's GPU server calls."""
+
+from ops.layer_norm_mul_dropout import SPEC
+
+_upstream = SPEC.upstream.load()
+triton_norm_mul_dropout = _upstream.triton_norm_mul_dropout
+triton_layer_norm_mul_dropout_fwd = _upstream.triton_layer_norm_mul_dropout_fwd
+triton_layer_norm_mul_dropout_bwd = _upstream.triton_layer_norm_mul_dropout_bwd
+LayerNormMulDropoutFunction = _upstream.LayerNormMulDropoutFunction
+_ln_mul_dropout_fwd = _upstream._ln_mul_dropout_fwd
+_ln_mul_dropout_bwd_dx_du = _upstream._ln_mul_dropout_bwd_dx_du
+_ln_mul_dropout_bwd_dwdb = _upstream._ln_mul_dropout_bwd_dwdb

@@ -1,0 +1,30 @@
+# Copyright (c) 2026 The autotune authors.
+# Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+# in compliance with the License. You may obtain a copy at http://www.apache.org/licenses/LICENSE-2.0
+"""ATK custom API of layer_norm_mul_dropout (NPU side): calls the port beside this file."""
+
+import os
+import sys
+
+import torch
+
+from autotuner.atk.compat import BaseApi, register  # ATK's classes, or stand-ins without ATK
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import layer_norm_mul_dropout as kernel  # noqa: E402
+
+from ops.layer_norm_mul_dropout import SPEC  # noqa: E402  (the cases' eps, ratio and seed)
+
+
+@register("layer_norm_mul_dropout")
+class LayerNormMulDropoutApi(BaseApi):
+    """Inputs (generate_layer_norm_mul_dropout.py): x, u, weight, bias, dy. Outputs: y, dx, du,
+    dweight, dbias (forward in training at the cases' dropout ratio and seed, then the gradients
+    of dy through layer_norm_mul_dropout)."""
+
+    def __call__(self, input_data, with_output=False):
+        x, u, weight, bias, dy = input_data.args[:5]
+        leaves = tuple(t.detach().requires_grad_() for t in (x, u, weight, bias))
+        y = kernel.layer_norm_mul_dropout(*leaves, SPEC.eps, SPEC.dropout_ratio, True, SPEC.seed)
+        grads = torch.autograd.grad(y, leaves, dy)
+        return (y.detach(), *grads)

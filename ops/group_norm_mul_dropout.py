@@ -1,0 +1,261 @@
+"""group_norm_mul_dropout (recsys-examples' Triton `GroupNormMulDropoutFunction`): forward and
+backward of y = dropout((GN(x) * weight[h] + bias[h]) * u) over each row of [N, H * D], the
+GroupNorm of H heads of D elements each (HSTU's `group_norm=True` output norm).
+
+Shapes in this project's names: N rows, H heads (upstream's num_heads), D elements a head
+(upstream's linear_dim); weight and bias [H]; mean and rstd [N * H], one per (row, head), as
+upstream stores them. Each (row, head) is normalised alone: the port treats the N * H head rows as
+a LayerNorm's rows, BLOCK_N rows of all heads a tile, and draws upstream's dropout numbers,
+`tl.rand(seed, (row * H + head) * D + col)`.
+
+Ported: `concat_ux=False`, training and inference. Not ported: `concat_ux` and the backward's
+`compute_y`. Upstream's dx kernel adds each row's weight gradients atomically into
+min(N, GROUP_N) lock rows; the port's programs keep theirs in registers and store one partial row
+per row slot of their tile (no atomics), which bwd_dw sums.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+
+from .norm import EPS, MAX_NUM_PROGRAMS, MAX_TILE_PER_THREAD, ROW_TUNABLES, ROWS_FIT, programs
+from .norm_mul_dropout import UPSTREAM_FILE, NormMulDropoutOp, dx_bytes, fwd_bytes
+from .spec import (
+    MULTIBUFFER,
+    SHORT_DTYPE,
+    BlockFits,
+    Case,
+    CaseKind,
+    Config,
+    KernelSpec,
+    Tensors,
+    Tunable,
+    canonical_dtype,
+    next_pow2,
+    pow2_range,
+)
+
+NAME = "group_norm_mul_dropout"
+
+# (N, H, D): a single row, no rows, H and D not powers of two, D of one element, rows not a
+# multiple of a row block, a row over 8192 elements (fp16 over 16 KiB; fp32 at 64 KiB, upstream's
+# limit).
+ACCURACY_SHAPES = ((1, 4, 32), (0, 2, 16), (37, 3, 40), (5, 4, 1), (130, 2, 24), (3, 2, 5000))
+# HSTU sizes: 10^5-10^6 rows, 2-8 heads of 64-128 (rows of 256-1024 elements).
+PERFORMANCE_SHAPES = (
+    (131072, 4, 64, "bfloat16"),
+    (262144, 8, 64, "float16"),
+    (1048576, 2, 128, "float32"),
+    (131072, 8, 128, "bfloat16"),
+)
+
+
+def block_h(case: Case) -> int:
+    return next_pow2(case.shape["H"])
+
+
+def block_d(case: Case) -> int:
+    return next_pow2(case.shape["D"])
+
+
+def tile(config: Config, case: Case) -> int:
+    """Elements of a row kernel's tile: BLOCK_N rows of every head's whole block."""
+    return config["BLOCK_N"] * block_h(case) * block_d(case)
+
+
+def upstream_warps(case: Case) -> int:
+    """Upstream's num_warps: min(max(BLOCK_D * BLOCK_H // 256, 1), 8)."""
+    return min(max(block_h(case) * block_d(case) // 256, 1), 8)
+
+
+def _fwd_default(case: Case) -> Config:
+    """Upstream's forward: one row per program (grid (N,)), here at most MAX_NUM_PROGRAMS."""
+    return {"BLOCK_N": 1, "NUM_PROGRAMS": MAX_NUM_PROGRAMS, "num_warps": upstream_warps(case)}
+
+
+def _reduce_default(case: Case) -> Config:
+    """Upstream's dw/db sum: one head a program (grid (H,)), the first config of its autotune
+    list (BLOCK_N 32, 8 warps)."""
+    return {"BLOCK_N": 32, "BLOCK_H": 1, "num_warps": 8}
+
+
+def _rows_grid(config: Config, case: Case) -> tuple[int]:
+    return (programs(config, case),)
+
+
+def _reduce_grid(config: Config, case: Case) -> tuple[int]:
+    return (-(-case.shape["H"] // config["BLOCK_H"]),)
+
+
+def fits_registers(config: Config, case: Case, limits) -> str | None:
+    """A tile of more fp32 elements than the threads can hold spills."""
+    if "num_warps" not in config:
+        return None
+    elements = tile(config, case) if "NUM_PROGRAMS" in config else (
+        config["BLOCK_N"] * config["BLOCK_H"]
+    )  # fmt: skip
+    threads = 32 * config["num_warps"]
+    if elements > MAX_TILE_PER_THREAD * threads:
+        return (
+            f"a tile of {elements} elements over {threads} threads: more than "
+            f"{MAX_TILE_PER_THREAD} per thread spills"
+        )
+    return None
+
+
+def _fwd_tiles(config: Config, case: Case) -> int:
+    # the tile; the weight, bias and statistics per head row in fp32
+    size = case.torch_dtype.itemsize
+    return fwd_bytes(tile(config, case), size) + 16 * config["BLOCK_N"] * block_h(case)
+
+
+def _fwd_stream(config: Config, case: Case) -> int:
+    return 2 * tile(config, case) * case.torch_dtype.itemsize
+
+
+def _dx_tiles(config: Config, case: Case) -> int:
+    # the tile; w, b, the statistics and the two gradient sums per head row in fp32
+    size = case.torch_dtype.itemsize
+    return dx_bytes(tile(config, case), size) + 32 * config["BLOCK_N"] * block_h(case)
+
+
+def _dx_stream(config: Config, case: Case) -> int:
+    return 3 * tile(config, case) * case.torch_dtype.itemsize
+
+
+def _reduce_tiles(config: Config, case: Case) -> int:
+    return 16 * config["BLOCK_N"] * config["BLOCK_H"]
+
+
+def _reduce_stream(config: Config, case: Case) -> int:
+    return 8 * config["BLOCK_N"] * config["BLOCK_H"]
+
+
+def _heads(rows: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """[N, H * D] rows as [N, H, D] (H: the weight's elements)."""
+    heads = weight.numel()
+    return rows.view(rows.size(0), heads, rows.size(1) // heads)
+
+
+REDUCE_TUNABLES = (
+    Tunable("BLOCK_N", pow2_range(8, 256)),
+    Tunable("BLOCK_H", pow2_range(1, 64)),
+    Tunable("num_warps", (1, 2, 4, 8, 16), launch_option=True),
+    MULTIBUFFER,
+)
+HEADS_FIT = BlockFits("BLOCK_H", block_h, "H")
+_ROWS = dict(tunables=ROW_TUNABLES, grid=_rows_grid, constraints=(ROWS_FIT, fits_registers))
+
+
+class GroupNormMulDropout(NormMulDropoutOp):
+    name = NAME
+    summary = (
+        "dropout(GroupNorm(x) * u) of H heads of D per row of [N, H * D], weight and bias per "
+        "head; fwd and bwd (dx, du, dw, db)"
+    )
+    upstream = dataclasses.replace(
+        UPSTREAM_FILE,
+        functions=(
+            "triton_group_norm_mul_dropout_fwd",
+            "triton_group_norm_mul_dropout_bwd",
+            "GroupNormMulDropoutFunction",
+        ),
+        lines="600-1143",
+    )
+    upstream_function = "GroupNormMulDropoutFunction"
+    shape_keys = ("N", "H", "D")
+    kernels = (
+        KernelSpec(
+            name="fwd", outputs=("y",), default=_fwd_default, tile_bytes=_fwd_tiles,
+            stream_bytes=_fwd_stream, port_kernel="_group_norm_mul_dropout_fwd_kernel",
+            upstream_kernel="_group_norm_mul_dropout_fwd", **_ROWS,
+        ),
+        KernelSpec(
+            name="bwd_dx", outputs=("dx", "du"), default=_fwd_default, tile_bytes=_dx_tiles,
+            stream_bytes=_dx_stream, port_kernel="_group_norm_mul_dropout_bwd_dx_du_kernel",
+            upstream_kernel="_group_norm_mul_dropout_bwd_dx_du", **_ROWS,
+        ),
+        KernelSpec(
+            name="bwd_dw", tunables=REDUCE_TUNABLES, outputs=("dweight", "dbias"),
+            default=_reduce_default, grid=_reduce_grid, tile_bytes=_reduce_tiles,
+            stream_bytes=_reduce_stream, constraints=(HEADS_FIT, fits_registers),
+            port_kernel="_group_norm_bwd_dwdb_kernel", upstream_kernel="_group_norm_bwd_dwdb",
+        ),
+    )  # fmt: skip
+
+    # -- cases ---------------------------------------------------------------------------------
+    def make_case(self, shape, dtype, lengths=(), kind="accuracy", offsets=None) -> Case:
+        n, h, d = (shape[k] for k in self.shape_keys)
+        name = f"n{n}_h{h}_d{d}_{SHORT_DTYPE[dtype]}"
+        return Case(self.name, name, {"N": n, "H": h, "D": d}, dtype, (), kind)
+
+    def cases(self, kind: CaseKind) -> list[Case]:
+        if kind == "accuracy":
+            return [
+                self.make_case({"N": n, "H": h, "D": d}, dtype)
+                for n, h, d in ACCURACY_SHAPES
+                for dtype in self.dtypes
+            ]
+        return [
+            self.make_case({"N": n, "H": h, "D": d}, t, (), kind)
+            for n, h, d, t in PERFORMANCE_SHAPES
+        ]
+
+    def case_from_shape(self, shape: dict[str, int], dtype: str, offsets: list[int] | None) -> Case:
+        if offsets:
+            raise ValueError(f"{self.name} takes dense rows: no --offsets")
+        malformed = sorted(shape) != sorted(self.shape_keys)
+        if malformed or shape["N"] < 0 or shape["H"] < 1 or shape["D"] < 1:
+            raise ValueError(f"{self.name} shapes take exactly N >= 0, H >= 1, D >= 1")
+        return self.make_case(shape, canonical_dtype(dtype))
+
+    def _case_of(self, inputs: Tensors) -> Case:
+        n, width = inputs["x"].shape
+        heads = inputs["weight"].numel()
+        shape = {"N": n, "H": heads, "D": width // heads}
+        return self.make_case(shape, canonical_dtype(str(inputs["x"].dtype)[6:]))
+
+    def row_width(self, case: Case) -> int:
+        return case.shape["H"] * case.shape["D"]
+
+    def affine_width(self, case: Case) -> int:
+        return case.shape["H"]
+
+    # -- the golden ------------------------------------------------------------------------------
+    def normalize(self, x, weight, bias):
+        heads = _heads(x, weight)
+        mean = heads.mean(2).reshape(-1)
+        rstd = torch.rsqrt(((heads - heads.mean(2, keepdim=True)) ** 2).mean(2) + EPS).reshape(-1)
+        xhat = self.xhat(x, mean, rstd, weight)
+        ln = xhat.view_as(heads) * weight[:, None] + bias[:, None]
+        return ln.view_as(x), xhat, mean, rstd
+
+    def xhat(self, x, mean, rstd, weight):
+        shape = (x.size(0), weight.numel(), 1)
+        return ((_heads(x, weight) - mean.view(shape)) * rstd.view(shape)).view_as(x)
+
+    def norm_grads(self, grad, xhat, rstd, weight):
+        g, xh = _heads(grad, weight), _heads(xhat, weight)
+        wdy = weight[:, None] * g
+        c1 = (xh * wdy).mean(2, keepdim=True)
+        c2 = wdy.mean(2, keepdim=True)
+        dx = (wdy - xh * c1 - c2) * rstd.view(grad.size(0), weight.numel(), 1)
+        return dx.view_as(grad), (g * xh).sum(2), g.sum(2)
+
+    # -- the port and upstream -------------------------------------------------------------------
+    def dw_shape(self, inputs: Tensors) -> tuple[int, ...]:
+        """(N, D): the rows and the head width, which with the heads name the case."""
+        return inputs["x"].size(0), inputs["x"].size(1) // inputs["weight"].numel()
+
+    def upstream_args(self, inputs: Tensors) -> tuple:
+        """GroupNormMulDropoutFunction.forward(x, u, weight, bias, eps, dropout_ratio, training,
+        concat_ux, num_heads, linear_dim, seed)."""
+        x, u, w, b = (inputs[k] for k in ("x", "u", "weight", "bias"))
+        heads = w.numel()
+        return (x, u, w, b, self.eps, self.dropout_ratio, self.training, False, heads,
+                x.size(1) // heads, self.seed)  # fmt: skip
+
+
+SPEC = GroupNormMulDropout()

@@ -1,0 +1,73 @@
+"""group_norm_mul_dropout (recsys-examples' GroupNormMulDropoutFunction): the port's autograd
+Function against torch's group_norm, its input checks, and the weight gradients' partial rows
+(one per row slot of a program's tile). Dropout at p > 0: tests/test_norm_mul_dropout.py."""
+
+import pytest
+import torch
+
+from ops import get_op
+from ops.ports import load_port
+
+SPEC = get_op("group_norm_mul_dropout")
+
+
+@pytest.fixture
+def port(cpu):
+    return load_port("group_norm_mul_dropout")
+
+
+def inputs(name="n37_h3_d40_fp32"):
+    return SPEC.make_inputs(SPEC.case(name), torch.device("cpu"))
+
+
+def close(have, want):
+    return torch.allclose(have.double(), want.double(), rtol=1e-4, atol=1e-5)
+
+
+def test_the_autograd_function_is_upstreams_call(port):
+    """GroupNormMulDropoutFunction.apply(x, u, weight, bias, eps, ratio, training, concat_ux,
+    num_heads, linear_dim, seed), as upstream's: gradients of x, u, weight and bias against
+    torch's group_norm in float64 (p = 0)."""
+    given = inputs()
+    heads, width = given["weight"].numel(), given["x"].size(1)
+    leaves64 = [given[k].double().requires_grad_() for k in ("x", "u", "weight", "bias")]
+    x, u, w, b = leaves64
+    normed = torch.nn.functional.group_norm(x.view(x.size(0), heads, -1), heads, w, b, SPEC.eps)
+    want = normed.view_as(x) * u
+    want.backward(given["dy"].double())
+    leaves = [given[k].clone().requires_grad_() for k in ("x", "u", "weight", "bias")]
+    args = (SPEC.eps, 0.0, True, False, heads, width // heads, None)
+    have = port.GroupNormMulDropoutFunction.apply(*leaves, *args)
+    have.backward(given["dy"])
+    assert close(have.detach(), want.detach())
+    for leaf, ref in zip(leaves, leaves64, strict=True):
+        assert close(leaf.grad, ref.grad)
+    with pytest.raises(ValueError, match="concat_ux is not ported"):
+        port.GroupNormMulDropoutFunction.apply(*leaves, SPEC.eps, 0.0, True, True, heads,
+                                               width // heads, None)  # fmt: skip
+    with pytest.raises(ValueError, match="num_heads"):
+        port.GroupNormMulDropoutFunction.apply(*leaves, SPEC.eps, 0.0, True, False, heads + 1,
+                                               width // heads, None)  # fmt: skip
+
+
+def test_checked_inputs_say_what_is_wrong_in_one_line(port):
+    x, u, w, b = (inputs()[k] for k in ("x", "u", "weight", "bias"))
+    for args, message in (
+        ((x, u[:, :5], w, b), "u must be"),
+        ((x, u, torch.ones(7), torch.ones(7)), "weight and bias must be"),
+    ):
+        with pytest.raises(ValueError, match=message) as raised:
+            port.group_norm_mul_dropout_fwd(*args, SPEC.eps, 0.0, True, 1, check=True)
+        assert "\n" not in str(raised.value)
+
+
+def test_each_row_slot_of_a_tile_leaves_a_partial_row(port):
+    """BLOCK_N rows a tile: programs * BLOCK_N partial rows of H, which sum to the gradients."""
+    given = inputs()
+    golden = SPEC.reference(given)
+    state = SPEC.kernel_inputs("bwd_dx", given, golden)
+    config = {"BLOCK_N": 4, "NUM_PROGRAMS": 3}
+    args = (state[k] for k in ("dy", "x", "u", "weight", "bias", "mean", "rstd"))
+    _, _, dw, db = port.group_norm_mul_dropout_bwd_dx(*args, 0.0, True, 1, config=config)
+    assert dw.shape == db.shape == (12, 3)
+    assert close(dw.sum(0), golden["dweight"]) and close(db.sum(0), golden["dbias"])
