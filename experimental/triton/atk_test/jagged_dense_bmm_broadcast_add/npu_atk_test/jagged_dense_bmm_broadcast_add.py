@@ -139,7 +139,76 @@ def _jagged_bmm_reduce_kernel(
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
 # Launch configs frozen per soc, kernel and case, the code that picks one at run time, and the
 # launcher helpers this port shares with others (autotuner.atk.generated_block.PORT_HELPERS).
-FROZEN_CONFIGS = {}
+FROZEN_CONFIGS = {
+    "H200": {
+        "bwd_dx": [
+            {
+                "case": "b1024_n512_d256_t512_fp16",
+                "dtype": "float16",
+                "shape": {"B": 1024, "max_seq_len": 512, "D": 256, "T": 512},
+                "config": {
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 128,
+                    "BLOCK_K": 32,
+                    "num_warps": 4,
+                    "num_stages": 2,
+                },
+            },
+            {
+                "case": "b512_n1024_d256_t256_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 512, "max_seq_len": 1024, "D": 256, "T": 256},
+                "config": {
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 128,
+                    "BLOCK_K": 32,
+                    "num_warps": 4,
+                    "num_stages": 2,
+                },
+            },
+        ],
+        "bwd_dy_db": [
+            {
+                "case": "b512_n1024_d256_t256_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 512, "max_seq_len": 1024, "D": 256, "T": 256},
+                "config": {
+                    "BLOCK_M": 128,
+                    "BLOCK_N": 64,
+                    "BLOCK_K": 32,
+                    "num_warps": 4,
+                    "num_stages": 2,
+                },
+            },
+        ],
+        "fwd": [
+            {
+                "case": "b1024_n512_d256_t512_fp16",
+                "dtype": "float16",
+                "shape": {"B": 1024, "max_seq_len": 512, "D": 256, "T": 512},
+                "config": {
+                    "BLOCK_M": 128,
+                    "BLOCK_N": 64,
+                    "BLOCK_K": 32,
+                    "num_warps": 4,
+                    "num_stages": 2,
+                },
+            },
+            {
+                "case": "b512_n1024_d256_t256_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 512, "max_seq_len": 1024, "D": 256, "T": 256},
+                "config": {
+                    "BLOCK_M": 128,
+                    "BLOCK_N": 64,
+                    "BLOCK_K": 32,
+                    "num_warps": 4,
+                    "num_stages": 2,
+                },
+            },
+        ],
+    },
+}
 
 _SOC_PATTERNS = (
     ("^Ascend950PR", "950PR"),

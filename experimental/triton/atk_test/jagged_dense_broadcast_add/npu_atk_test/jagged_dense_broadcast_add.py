@@ -93,7 +93,98 @@ def _jagged_reduce_sum_kernel(
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
 # Launch configs frozen per soc, kernel and case, the code that picks one at run time, and the
 # launcher helpers this port shares with others (autotuner.atk.generated_block.PORT_HELPERS).
-FROZEN_CONFIGS = {}
+FROZEN_CONFIGS = {
+    "H200": {
+        "bwd": [
+            {
+                "case": "b1024_n512_d256_fp16",
+                "dtype": "float16",
+                "shape": {"B": 1024, "max_seq_len": 512, "D": 256},
+                "config": {
+                    "BLOCK_N": 2,
+                    "BLOCK_D": 64,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                    "PROGRAMS": 0,
+                },
+            },
+            {
+                "case": "b256_n4096_d128_fp32",
+                "dtype": "float32",
+                "shape": {"B": 256, "max_seq_len": 4096, "D": 128},
+                "config": {
+                    "BLOCK_N": 2,
+                    "BLOCK_D": 64,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                    "PROGRAMS": 0,
+                },
+            },
+            {
+                "case": "b512_n1024_d256_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 512, "max_seq_len": 1024, "D": 256},
+                "config": {
+                    "BLOCK_N": 2,
+                    "BLOCK_D": 64,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                    "PROGRAMS": 0,
+                },
+            },
+        ],
+        "fwd": [
+            {
+                "case": "b1024_n512_d256_fp16",
+                "dtype": "float16",
+                "shape": {"B": 1024, "max_seq_len": 512, "D": 256},
+                "config": {
+                    "BLOCK_N": 16,
+                    "BLOCK_D": 128,
+                    "num_warps": 2,
+                    "num_stages": 1,
+                    "PROGRAMS": 0,
+                },
+            },
+            {
+                "case": "b2048_n1024_d256_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 2048, "max_seq_len": 1024, "D": 256},
+                "config": {
+                    "BLOCK_N": 16,
+                    "BLOCK_D": 128,
+                    "num_warps": 2,
+                    "num_stages": 1,
+                    "PROGRAMS": 0,
+                },
+            },
+            {
+                "case": "b256_n4096_d128_fp32",
+                "dtype": "float32",
+                "shape": {"B": 256, "max_seq_len": 4096, "D": 128},
+                "config": {
+                    "BLOCK_N": 16,
+                    "BLOCK_D": 64,
+                    "num_warps": 2,
+                    "num_stages": 1,
+                    "PROGRAMS": 0,
+                },
+            },
+            {
+                "case": "b512_n1024_d256_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 512, "max_seq_len": 1024, "D": 256},
+                "config": {
+                    "BLOCK_N": 16,
+                    "BLOCK_D": 128,
+                    "num_warps": 2,
+                    "num_stages": 1,
+                    "PROGRAMS": 0,
+                },
+            },
+        ],
+    },
+}
 
 _SOC_PATTERNS = (
     ("^Ascend950PR", "950PR"),

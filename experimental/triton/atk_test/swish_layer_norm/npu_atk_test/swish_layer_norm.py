@@ -119,6 +119,12 @@ FROZEN_CONFIGS = {
                 "config": {"BLOCK_N": 64, "BLOCK_D": 4, "num_warps": 8},
             },
             {
+                "case": "n131072_d1024_bf16",
+                "dtype": "bfloat16",
+                "shape": {"N": 131072, "D": 1024},
+                "config": {"BLOCK_N": 64, "BLOCK_D": 4, "num_warps": 8},
+            },
+            {
                 "case": "n131072_d256_bf16",
                 "dtype": "bfloat16",
                 "shape": {"N": 131072, "D": 256},
