@@ -31,17 +31,22 @@ def test_copy_and_softmax_kernels_have_a_program_count():
     }
 
 
+COPY, SOFTMAX = "b4_n16_d40_fp32", "b4_n16_d20_fp32"  # accuracy cases of several tiles
+
+
 @pytest.mark.parametrize(
-    "op, kernel", [("jagged_to_padded_dense", "fwd"), ("dense_to_jagged", "fwd"),
-                   ("jagged_softmax", "fwd"), ("jagged_softmax", "bwd"),
-                   ("jagged_dense_elementwise_add", "fwd"), ("jagged_dense_elementwise_add", "bwd")],
+    "op, kernel, case_name",
+    [("jagged_to_padded_dense", "fwd", COPY), ("dense_to_jagged", "fwd", COPY),
+     ("jagged_softmax", "fwd", SOFTMAX), ("jagged_softmax", "bwd", SOFTMAX),
+     ("jagged_dense_elementwise_add", "fwd", COPY), ("jagged_dense_elementwise_add", "bwd", COPY),
+     ("jagged_dense_broadcast_add", "fwd", SOFTMAX), ("jagged_dense_broadcast_add", "bwd", SOFTMAX)],
 )  # fmt: skip
-def test_every_program_count_gives_the_classic_grids_outputs(op, kernel, monkeypatch):
+def test_every_program_count_gives_the_classic_grids_outputs(op, kernel, case_name, monkeypatch):
     """One core: programs 1, 2 and 4 each loop over several of the case's tiles."""
     backend = get_backend("cpu")
     spec = get_op(op)
     monkeypatch.setattr(load_port(op), "_cores", lambda device: 1)
-    case = spec.case("b4_n16_d40_fp32" if "dense" in op else "b4_n16_d20_fp32", "accuracy")
+    case = spec.case(case_name, "accuracy")
     kernel_spec = spec.kernel(kernel)
     config = base_config(spec, kernel_spec, case, backend)
     if "BLOCK_D" in config:
