@@ -378,12 +378,20 @@ class Upstream:
         return self.source.missing()
 
 
+#: How the performance cases' jagged lengths are made, as `<op>_performance.json` states it.
+LENGTHS_RULE = (
+    "ops.jagged.skewed_lengths(B, max_seq_len): floor(frac(i * 0.618...)^2 * 1.25 * max_seq_len)"
+)
+
+
 class OpSpec(ABC):
     """What to run for one op; `autotuner` decides how."""
 
     name: str
     summary: str
     upstream: Upstream
+    #: The rule of the performance cases' lengths (an op whose cases make them otherwise says so).
+    lengths_rule: str = LENGTHS_RULE
     #: Keys of `Case.shape`, in order; launchers match frozen cases on these.
     shape_keys: tuple[str, ...]
     #: Names of `make_inputs`' tensors in the order the ATK APIs take them.

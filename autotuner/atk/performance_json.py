@@ -11,9 +11,6 @@ from core.errors import UserError
 from ops.spec import OpSpec
 
 SCHEMA_VERSION = 1
-LENGTHS_RULE = (
-    "ops.jagged.skewed_lengths(B, max_seq_len): floor(frac(i * 0.618...)^2 * 1.25 * max_seq_len)"
-)
 
 
 def read(path: Path) -> dict[str, Any]:
@@ -53,7 +50,7 @@ def render(
     document = {
         "schema_version": SCHEMA_VERSION,
         "op": spec.name,
-        "lengths": LENGTHS_RULE,
+        "lengths": spec.lengths_rule,
         "inputs": list(spec.input_names),
         "cases": cases,
     }
