@@ -178,6 +178,21 @@ def _grid(config: Config, case: Case) -> tuple[int]:
     return (programs(config, case),)
 
 
+#: The most elements of one Triton tensor, TRITON_MAX_TENSOR_NUMEL (triton 3.9 triton/_utils.py,
+#: triton-ascend 3.2.0 triton/language/_utils.py): a larger tile does not compile.
+MAX_TENSOR_NUMEL = 1048576
+
+
+def fits_one_tensor(config: Config, case: Case, limits) -> str | None:
+    elements = config["BLOCK_N"] * config["BLOCK_D"]
+    if elements > MAX_TENSOR_NUMEL:
+        return (
+            f"BLOCK_N x BLOCK_D = {elements} elements, over Triton's {MAX_TENSOR_NUMEL} of a "
+            "tensor (TRITON_MAX_TENSOR_NUMEL)"
+        )
+    return None
+
+
 COPY_TUNABLES = (
     Tunable("BLOCK_N", pow2_range(1, 128)),
     Tunable("BLOCK_D", pow2_range(1, MAX_BLOCK_D)),
@@ -195,6 +210,7 @@ _COPY = dict(
     constraints=(
         BlockFits("BLOCK_N", lambda c: next_pow2(c.shape["max_seq_len"]), "max_seq_len"),
         BlockFits("BLOCK_D", block_d, "D"),
+        fits_one_tensor,
         fits_registers,
     ),
 )
