@@ -378,12 +378,20 @@ class Upstream:
         return self.source.missing()
 
 
+#: How the performance cases' jagged lengths are made, as `<op>_performance.json` states it.
+LENGTHS_RULE = (
+    "ops.jagged.skewed_lengths(B, max_seq_len): floor(frac(i * 0.618...)^2 * 1.25 * max_seq_len)"
+)
+
+
 class OpSpec(ABC):
     """What to run for one op; `autotuner` decides how."""
 
     name: str
     summary: str
     upstream: Upstream
+    #: The rule of the performance cases' lengths (an op whose cases make them otherwise says so).
+    lengths_rule: str = LENGTHS_RULE
     #: Keys of `Case.shape`, in order; launchers match frozen cases on these.
     shape_keys: tuple[str, ...]
     #: Names of `make_inputs`' tensors in the order the ATK APIs take them.
@@ -394,11 +402,6 @@ class OpSpec(ABC):
     #: Norm-wise relative error a tuned config may have against the float64 golden, per dtype.
     tolerance: dict[str, float] = {"float32": 1e-4, "float16": 5e-3, "bfloat16": 4e-2}
     kernels: tuple[KernelSpec, ...]
-    #: How the performance cases' lengths are drawn, as `<op>_performance.json` states it.
-    lengths_rule: str = (
-        "ops.jagged.skewed_lengths(B, max_seq_len): "
-        "floor(frac(i * 0.618...)^2 * 1.25 * max_seq_len)"
-    )
 
     # -- cases -------------------------------------------------------------------------------
     @abstractmethod

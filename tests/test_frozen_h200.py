@@ -19,9 +19,13 @@ UNFINISHED = {
     "jagged_dense_broadcast_add": 1,
     "layer_norm_mul_dropout": 12,
     "group_norm_mul_dropout": 12,
+    "concat_2d_jagged": 8,
+    "split_2d_jagged": 8,
 }
 #: Of those, the ops with no H200 frozen result at all.
-NOT_STARTED: set[str] = {"layer_norm_mul_dropout", "group_norm_mul_dropout"}
+NOT_STARTED: set[str] = {
+    "layer_norm_mul_dropout", "group_norm_mul_dropout", "concat_2d_jagged", "split_2d_jagged"
+}  # fmt: skip
 
 
 @pytest.mark.parametrize("op", sorted(all_ops()))

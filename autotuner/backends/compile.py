@@ -4,6 +4,7 @@ Ascend soc on a machine with no NPU and no CANN.
 The launch goes through the port's own launcher, each `@triton.jit` call made a
 `JITFunction.warmup` (compile, never run), so a compile sees exactly the arguments, constexprs and
 launch options a run would (Triton's `runtime/autotuner.py` warms its configs up the same way).
+A `@triton.jit` helper the port's kernels call stays a JITFunction: Triton inlines it.
 
 Without a device, an Ascend compile drives triton-ascend's real pipeline (TTIR -> linalg by its
 `triton-adapter-opt`, then bishengir-compile) with the compiler target supplied here: triton-ascend
@@ -22,6 +23,7 @@ kernel (`compile_verdict.PLANNED`). That is not a run: no code was generated, no
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import functools
 import hashlib
@@ -32,6 +34,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import textwrap
 import time
 import types
 from collections.abc import Iterator
@@ -332,13 +335,26 @@ def _warmed(op: OpSpec) -> types.ModuleType:
     from triton.runtime.jit import JITFunction
 
     port = load_port(op.name)
-    for name, value in list(vars(port).items()):
-        if isinstance(value, JITFunction):
+    jitted = {name: value for name, value in vars(port).items() if isinstance(value, JITFunction)}
+    kernels = [v.fn for v in vars(port).values() if isinstance(v, _Warmup)] + list(jitted.values())
+    called = {name for value in kernels for name in _calls(value.src)}
+    for name, value in jitted.items():
+        if name not in called:  # a helper the kernels call stays itself: Triton inlines it
             setattr(port, name, _Warmup(value))
     if hasattr(port, "_precision"):  # the inputs are on the CPU: tl.dot's precision as on an NPU
         on_host = port._precision
         port._precision = lambda allow_tf32, device: on_host(allow_tf32, _NPU)
     return port
+
+
+def _calls(source: str) -> set[str]:
+    """Names a function's source calls by name (a kernel's `@triton.jit` helpers among them)."""
+    tree = ast.parse(textwrap.dedent(source))
+    return {
+        node.func.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    }
 
 
 @contextlib.contextmanager
