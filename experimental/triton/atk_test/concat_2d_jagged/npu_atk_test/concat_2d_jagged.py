@@ -152,7 +152,26 @@ def _split_2d_jagged_kernel(
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
 # Launch configs frozen per soc, kernel and case, the code that picks one at run time, and the
 # launcher helpers this port shares with others (autotuner.atk.generated_block.PORT_HELPERS).
-FROZEN_CONFIGS = {}
+FROZEN_CONFIGS = {
+    "H200": {
+        "bwd": [
+            {
+                "case": "b256_n2048_d512_p0_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 256, "max_seq_len": 2048, "D": 512, "prefix": 0},
+                "config": {"BLOCK_N": 1, "BLOCK_D": 512, "NUM_PROGRAMS": 32768, "num_warps": 2},
+            },
+        ],
+        "fwd": [
+            {
+                "case": "b256_n2048_d512_p0_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 256, "max_seq_len": 2048, "D": 512, "prefix": 0},
+                "config": {"BLOCK_N": 1, "BLOCK_D": 512, "NUM_PROGRAMS": 32768, "num_warps": 2},
+            },
+        ],
+    },
+}
 
 _SOC_PATTERNS = (
     ("^Ascend950PR", "950PR"),

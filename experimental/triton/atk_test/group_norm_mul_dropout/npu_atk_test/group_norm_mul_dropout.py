@@ -131,7 +131,34 @@ def _group_norm_bwd_dwdb_kernel(
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
 # Launch configs frozen per soc, kernel and case, the code that picks one at run time, and the
 # launcher helpers this port shares with others (autotuner.atk.generated_block.PORT_HELPERS).
-FROZEN_CONFIGS = {}
+FROZEN_CONFIGS = {
+    "H200": {
+        "bwd_dw": [
+            {
+                "case": "n131072_h4_d64_bf16",
+                "dtype": "bfloat16",
+                "shape": {"N": 131072, "H": 4, "D": 64},
+                "config": {"BLOCK_N": 64, "BLOCK_H": 1, "num_warps": 8},
+            },
+        ],
+        "bwd_dx": [
+            {
+                "case": "n131072_h4_d64_bf16",
+                "dtype": "bfloat16",
+                "shape": {"N": 131072, "H": 4, "D": 64},
+                "config": {"BLOCK_N": 1, "NUM_PROGRAMS": 32768, "num_warps": 1},
+            },
+        ],
+        "fwd": [
+            {
+                "case": "n131072_h4_d64_bf16",
+                "dtype": "bfloat16",
+                "shape": {"N": 131072, "H": 4, "D": 64},
+                "config": {"BLOCK_N": 1, "NUM_PROGRAMS": 32768, "num_warps": 1},
+            },
+        ],
+    },
+}
 
 _SOC_PATTERNS = (
     ("^Ascend950PR", "950PR"),

@@ -126,7 +126,34 @@ def _ln_mul_dropout_bwd_dwdb_kernel(
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
 # Launch configs frozen per soc, kernel and case, the code that picks one at run time, and the
 # launcher helpers this port shares with others (autotuner.atk.generated_block.PORT_HELPERS).
-FROZEN_CONFIGS = {}
+FROZEN_CONFIGS = {
+    "H200": {
+        "bwd_dw": [
+            {
+                "case": "n131072_d256_bf16",
+                "dtype": "bfloat16",
+                "shape": {"N": 131072, "D": 256},
+                "config": {"BLOCK_N": 64, "BLOCK_D": 4, "num_warps": 8},
+            },
+        ],
+        "bwd_dx": [
+            {
+                "case": "n131072_d256_bf16",
+                "dtype": "bfloat16",
+                "shape": {"N": 131072, "D": 256},
+                "config": {"BLOCK_N": 1, "NUM_PROGRAMS": 8192, "num_warps": 1},
+            },
+        ],
+        "fwd": [
+            {
+                "case": "n131072_d256_bf16",
+                "dtype": "bfloat16",
+                "shape": {"N": 131072, "D": 256},
+                "config": {"BLOCK_N": 2, "NUM_PROGRAMS": 32768, "num_warps": 1},
+            },
+        ],
+    },
+}
 
 _SOC_PATTERNS = (
     ("^Ascend950PR", "950PR"),
