@@ -20,22 +20,19 @@ import torch
 
 from core.upstream import RECSYS_EXAMPLES
 
+from .dense_rows import DenseRowsOp
 from .jagged_dense_bmm import _accumulator_registers
 from .ports import load_port
 from .spec import (
     MULTIBUFFER,
-    SHORT_DTYPE,
     BlockFits,
     Case,
-    CaseKind,
     Config,
     Dot,
     KernelSpec,
-    OpSpec,
     Tensors,
     Tunable,
     Upstream,
-    canonical_dtype,
     next_pow2,
     pow2_range,
 )
@@ -139,7 +136,7 @@ FWD = KernelSpec(
 )
 
 
-class Addmm(OpSpec):
+class Addmm(DenseRowsOp):
     name = NAME
     summary = "z = x [N, D] @ w [D, T] + bias [T], y = silu(z); fwd (Triton) and bwd (torch)"
     upstream = Upstream(
@@ -156,34 +153,8 @@ class Addmm(OpSpec):
     #: The backward is torch (upstream's is): nothing there to tune or to time against upstream.
     parts = {"fwd": ("fwd",)}
 
-    # -- cases ---------------------------------------------------------------------------------
-    def make_case(self, shape, dtype, lengths=(), kind="accuracy", offsets=None) -> Case:
-        n, d, t = (shape[k] for k in self.shape_keys)
-        name = f"n{n}_d{d}_t{t}_{SHORT_DTYPE[dtype]}"
-        return Case(self.name, name, {"N": n, "D": d, "T": t}, dtype, (), kind)
-
-    def cases(self, kind: CaseKind) -> list[Case]:
-        if kind == "accuracy":
-            return [
-                self.make_case({"N": n, "D": d, "T": t}, dtype)
-                for n, d, t in ACCURACY_SHAPES
-                for dtype in self.dtypes
-            ]
-        return [
-            self.make_case({"N": n, "D": d, "T": t}, dtype, (), kind)
-            for n, d, t, dtype in PERFORMANCE_SHAPES
-        ]
-
-    def case_from_shape(self, shape: dict[str, int], dtype: str, offsets: list[int] | None) -> Case:
-        if offsets:
-            raise ValueError(f"{self.name} takes dense rows: no --offsets")
-        malformed = sorted(shape) != sorted(self.shape_keys)
-        if malformed or shape["N"] < 0 or shape["D"] < 1 or shape["T"] < 1:
-            raise ValueError(f"{self.name} shapes take exactly N >= 0, D >= 1, T >= 1")
-        return self.make_case(shape, canonical_dtype(dtype))
-
-    def jagged_rows(self, case: Case) -> int:
-        return case.shape["N"]
+    accuracy_shapes = ACCURACY_SHAPES
+    performance_shapes = PERFORMANCE_SHAPES
 
     def make_inputs(self, case: Case, device: torch.device, seed: int = 0) -> Tensors:
         gen = torch.Generator().manual_seed(zlib.crc32(case.name.encode()) + seed)

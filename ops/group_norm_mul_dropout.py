@@ -24,10 +24,8 @@ from .norm import EPS, MAX_NUM_PROGRAMS, MAX_TILE_PER_THREAD, ROW_TUNABLES, ROWS
 from .norm_mul_dropout import UPSTREAM_FILE, NormMulDropoutOp, dx_bytes, fwd_bytes
 from .spec import (
     MULTIBUFFER,
-    SHORT_DTYPE,
     BlockFits,
     Case,
-    CaseKind,
     Config,
     KernelSpec,
     Tensors,
@@ -185,31 +183,8 @@ class GroupNormMulDropout(NormMulDropoutOp):
         ),
     )  # fmt: skip
 
-    # -- cases ---------------------------------------------------------------------------------
-    def make_case(self, shape, dtype, lengths=(), kind="accuracy", offsets=None) -> Case:
-        n, h, d = (shape[k] for k in self.shape_keys)
-        name = f"n{n}_h{h}_d{d}_{SHORT_DTYPE[dtype]}"
-        return Case(self.name, name, {"N": n, "H": h, "D": d}, dtype, (), kind)
-
-    def cases(self, kind: CaseKind) -> list[Case]:
-        if kind == "accuracy":
-            return [
-                self.make_case({"N": n, "H": h, "D": d}, dtype)
-                for n, h, d in ACCURACY_SHAPES
-                for dtype in self.dtypes
-            ]
-        return [
-            self.make_case({"N": n, "H": h, "D": d}, t, (), kind)
-            for n, h, d, t in PERFORMANCE_SHAPES
-        ]
-
-    def case_from_shape(self, shape: dict[str, int], dtype: str, offsets: list[int] | None) -> Case:
-        if offsets:
-            raise ValueError(f"{self.name} takes dense rows: no --offsets")
-        malformed = sorted(shape) != sorted(self.shape_keys)
-        if malformed or shape["N"] < 0 or shape["H"] < 1 or shape["D"] < 1:
-            raise ValueError(f"{self.name} shapes take exactly N >= 0, H >= 1, D >= 1")
-        return self.make_case(shape, canonical_dtype(dtype))
+    accuracy_shapes = ACCURACY_SHAPES
+    performance_shapes = PERFORMANCE_SHAPES
 
     def _case_of(self, inputs: Tensors) -> Case:
         n, width = inputs["x"].shape

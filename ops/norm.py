@@ -18,15 +18,13 @@ import torch
 
 from core.upstream import RECSYS_EXAMPLES
 
+from .dense_rows import DenseRowsOp
 from .spec import (
     MULTIBUFFER,
-    SHORT_DTYPE,
     BlockFits,
     Case,
-    CaseKind,
     Config,
     KernelSpec,
-    OpSpec,
     Tensors,
     Tunable,
     Upstream,
@@ -188,7 +186,7 @@ def row_kernels(
     )  # fmt: skip
 
 
-class NormOp(OpSpec):
+class NormOp(DenseRowsOp):
     """A row norm of [N, D] rows with a weight (and a bias): forward and backward.
 
     Subclasses give the reference, the port calls (`launchers`) and upstream's autograd
@@ -200,29 +198,8 @@ class NormOp(OpSpec):
     partial_names: tuple[str, ...]
     upstream_function: str
 
-    # -- cases ---------------------------------------------------------------------------------
-    def make_case(self, shape, dtype, lengths=(), kind="accuracy", offsets=None) -> Case:
-        name = f"n{shape['N']}_d{shape['D']}_{SHORT_DTYPE[dtype]}"
-        return Case(self.name, name, {k: shape[k] for k in self.shape_keys}, dtype, (), kind)
-
-    def cases(self, kind: CaseKind) -> list[Case]:
-        if kind == "accuracy":
-            return [
-                self.make_case({"N": n, "D": d}, dtype)
-                for n, d in ACCURACY_SHAPES
-                for dtype in self.dtypes
-            ]
-        return [self.make_case({"N": n, "D": d}, t, (), kind) for n, d, t in PERFORMANCE_SHAPES]
-
-    def case_from_shape(self, shape: dict[str, int], dtype: str, offsets: list[int] | None) -> Case:
-        if offsets:
-            raise ValueError(f"{self.name} takes dense rows: no --offsets")
-        if sorted(shape) != sorted(self.shape_keys) or any(v < 0 for v in shape.values()):
-            raise ValueError(f"{self.name} shapes take exactly N >= 0, D >= 1")
-        return self.make_case(shape, canonical_dtype(dtype))
-
-    def jagged_rows(self, case: Case) -> int:
-        return case.shape["N"]
+    accuracy_shapes = ACCURACY_SHAPES
+    performance_shapes = PERFORMANCE_SHAPES
 
     def make_inputs(self, case: Case, device: torch.device, seed: int = 0) -> Tensors:
         gen = torch.Generator().manual_seed(zlib.crc32(case.name.encode()) + seed)
