@@ -275,7 +275,7 @@ def cpu_run(tmp_path_factory):
 
 def test_trial_table_filters_after_a_cpu_run(browser, browser_without_js, cpu_run):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import Select
+    from selenium.webdriver.support.ui import Select, WebDriverWait
 
     base, study_id = cpu_run
 
@@ -288,6 +288,12 @@ def test_trial_table_filters_after_a_cpu_run(browser, browser_without_js, cpu_ru
     assert ("COMPLETE", "") in every and ("FAIL", "infeasible") in every
     Select(browser.find_element(By.NAME, "category")).select_by_visible_text("infeasible")
     browser.find_element(By.CSS_SELECTOR, "form.filters button").click()
+    WebDriverWait(browser, 10).until(  # the filtered page, not the old one's rows
+        lambda d: (
+            "category=infeasible" in d.current_url
+            and d.execute_script("return document.readyState") == "complete"
+        )
+    )
     infeasible = rows(browser)
     assert infeasible and set(infeasible) == {("FAIL", "infeasible")}
     total = int(re.search(r"(\d+) trials failed with infeasible", browser.page_source)[1])
