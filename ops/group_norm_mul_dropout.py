@@ -20,7 +20,14 @@ import dataclasses
 
 import torch
 
-from .norm import EPS, MAX_NUM_PROGRAMS, MAX_TILE_PER_THREAD, ROW_TUNABLES, ROWS_FIT, programs
+from .norm import (
+    EPS,
+    MAX_NUM_PROGRAMS,
+    MAX_TILE_PER_THREAD,
+    ROW_TUNABLES,
+    ROWS_FIT,
+    rows_grid,
+)
 from .norm_mul_dropout import UPSTREAM_FILE, NormMulDropoutOp, dx_bytes, fwd_bytes
 from .spec import (
     MULTIBUFFER,
@@ -77,10 +84,6 @@ def _reduce_default(case: Case) -> Config:
     """Upstream's dw/db sum: one head a program (grid (H,)), the first config of its autotune
     list (BLOCK_N 32, 8 warps)."""
     return {"BLOCK_N": 32, "BLOCK_H": 1, "num_warps": 8}
-
-
-def _rows_grid(config: Config, case: Case) -> tuple[int]:
-    return (programs(config, case),)
 
 
 def _reduce_grid(config: Config, case: Case) -> tuple[int]:
@@ -144,7 +147,7 @@ REDUCE_TUNABLES = (
     MULTIBUFFER,
 )
 HEADS_FIT = BlockFits("BLOCK_H", block_h, "H")
-_ROWS = dict(tunables=ROW_TUNABLES, grid=_rows_grid, constraints=(ROWS_FIT, fits_registers))
+_ROWS = dict(tunables=ROW_TUNABLES, grid=rows_grid, constraints=(ROWS_FIT, fits_registers))
 
 
 class GroupNormMulDropout(NormMulDropoutOp):

@@ -74,7 +74,8 @@ def upstream_warps(case: Case) -> int:
     return min(max(block_d(case) // 256, 1), 8)
 
 
-def _rows_grid(config: Config, case: Case) -> tuple[int]:
+def rows_grid(config: Config, case: Case) -> tuple[int]:
+    """A row kernel's launch: its program count (`programs`)."""
     return (programs(config, case),)
 
 
@@ -165,7 +166,7 @@ def row_kernels(
 ) -> tuple[KernelSpec, ...]:  # fmt: skip
     """The three kernels of a norm: `names` gives each its (port, upstream) function names."""
     tiles, stream = reduce_tiles(partials)
-    rows = dict(tunables=ROW_TUNABLES, grid=_rows_grid, constraints=(ROWS_FIT, fits_registers))
+    rows = dict(tunables=ROW_TUNABLES, grid=rows_grid, constraints=(ROWS_FIT, fits_registers))
     return (
         KernelSpec(
             name="fwd", outputs=outputs["fwd"], default=fwd_default, tile_bytes=fwd_tiles,
