@@ -8,6 +8,9 @@
 #   benchmarks/h200_round.sh SOC OUT baseline OP...  # upstream, the port's default and frozen
 #                                                   # configs interleaved; then the report
 #
+# For `tune`, an argument may carry `autotune run` options after the op, quoted as one word:
+# "layer_norm_mul_dropout --case n262144_d512_fp16 --case n131072_d1024_bf16" tunes only those cases.
+#
 # Each command has a timeout (seconds: VERIFY_S, TUNE_S per op, BASELINE_S) so that the call ends
 # inside its limit; every log goes to OUT, and `tune` packs the files freeze rewrote into
 # OUT/frozen.tgz. The database is AUTOTUNE_DB's.
@@ -24,8 +27,10 @@ case $step in
     done
     ;;
   tune)
-    for op in "$@"; do
-      timeout "${TUNE_S:-120}" python3 -m autotuner run --op "$op" --soc "$soc" --trials "${TRIALS:-8}" --quiet > "$out/tune_$op.txt" 2>&1
+    for words in "$@"; do
+      read -r op options <<< "$words"
+      # shellcheck disable=SC2086 # the options are words on purpose
+      timeout "${TUNE_S:-120}" python3 -m autotuner run --op "$op" $options --soc "$soc" --trials "${TRIALS:-8}" --quiet >> "$out/tune_$op.txt" 2>&1
       echo "rc=$?" >> "$out/tune_$op.txt"
       python3 -m autotuner freeze --op "$op" --soc "$soc" --label M1 --force >> "$out/tune_$op.txt" 2>&1
     done
