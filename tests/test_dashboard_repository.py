@@ -4,6 +4,9 @@ version of the database overrides the checkout's entry of its cases."""
 
 from __future__ import annotations
 
+import json
+import shutil
+
 import pytest
 from fastapi.testclient import TestClient
 
@@ -15,7 +18,7 @@ from core.paths import performance_json
 from ops import all_ops
 from storage import FrozenVersion, open_database
 
-from .conftest import autotune_cli
+from .conftest import ROOT, autotune_cli
 from .test_frozen_h200 import NOT_STARTED
 
 
@@ -118,14 +121,21 @@ def test_regressions_of_an_empty_database_say_how_to_make_one(empty):
     assert "autotune verify --op OP --soc SOC" in page
 
 
-def test_a_part_frozen_in_part_shows_each_kernels_speedup_as_show_does(empty):
-    """jagged_dense_bmm_broadcast_add's backward of b1024_n512_d256_t512_fp16 has bwd_dx frozen
-    on the H200 and not bwd_dy_db: the part has no total, and its frozen kernel carries the
-    speedup `autotune show` prints for it, written alike."""
-    _, client = empty
-    op, case = "jagged_dense_bmm_broadcast_add", "b1024_n512_d256_t512_fp16"
+def test_a_part_frozen_in_part_shows_each_kernels_speedup_as_show_does(tmp_path, monkeypatch):
+    """In a copy of the ATK folders where layer_norm_mul_dropout's backward of n131072_d256_bf16
+    has bwd_dx frozen on the H200 and not bwd_dw: the part has no total, and its frozen kernel
+    carries the speedup `autotune show` prints for it, written alike."""
+    op, case = "layer_norm_mul_dropout", "n131072_d256_bf16"
     frozen = _frozen_h200(op)
-    assert (("bwd_dx", case) in frozen) and (("bwd_dy_db", case) not in frozen)
+    assert ("bwd_dx", case) in frozen and ("bwd_dw", case) in frozen
+    shutil.copytree(ROOT / "experimental", tmp_path / "experimental")
+    path = performance_json(op, root=tmp_path)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    (entry,) = [c for c in document["cases"] if c["name"] == case]
+    del entry["frozen"]["H200"]["kernels"]["bwd_dw"]
+    path.write_text(json.dumps(document), encoding="utf-8")
+    monkeypatch.setenv("AUTOTUNE_ROOT", str(tmp_path))
+    client = TestClient(create_app(f"sqlite:///{tmp_path / 'empty.db'}"))
     text = speedup_text(frozen[("bwd_dx", case)]["speedup_over_default"])
     page = client.get(f"/ops/{op}").text
     assert f"{text} over its default" in page

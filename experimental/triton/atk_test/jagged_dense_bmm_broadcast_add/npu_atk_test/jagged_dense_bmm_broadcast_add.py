@@ -155,6 +155,30 @@ FROZEN_CONFIGS = {
                 },
             },
             {
+                "case": "b2048_n1024_d256_t128_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 2048, "max_seq_len": 1024, "D": 256, "T": 128},
+                "config": {
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 128,
+                    "BLOCK_K": 32,
+                    "num_warps": 4,
+                    "num_stages": 2,
+                },
+            },
+            {
+                "case": "b256_n4096_d128_t256_fp32",
+                "dtype": "float32",
+                "shape": {"B": 256, "max_seq_len": 4096, "D": 128, "T": 256},
+                "config": {
+                    "BLOCK_M": 128,
+                    "BLOCK_N": 64,
+                    "BLOCK_K": 32,
+                    "num_warps": 4,
+                    "num_stages": 2,
+                },
+            },
+            {
                 "case": "b512_n1024_d256_t256_bf16",
                 "dtype": "bfloat16",
                 "shape": {"B": 512, "max_seq_len": 1024, "D": 256, "T": 256},
@@ -168,6 +192,42 @@ FROZEN_CONFIGS = {
             },
         ],
         "bwd_dy_db": [
+            {
+                "case": "b1024_n512_d256_t512_fp16",
+                "dtype": "float16",
+                "shape": {"B": 1024, "max_seq_len": 512, "D": 256, "T": 512},
+                "config": {
+                    "BLOCK_M": 128,
+                    "BLOCK_N": 64,
+                    "BLOCK_K": 32,
+                    "num_warps": 4,
+                    "num_stages": 2,
+                },
+            },
+            {
+                "case": "b2048_n1024_d256_t128_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 2048, "max_seq_len": 1024, "D": 256, "T": 128},
+                "config": {
+                    "BLOCK_M": 128,
+                    "BLOCK_N": 64,
+                    "BLOCK_K": 32,
+                    "num_warps": 4,
+                    "num_stages": 2,
+                },
+            },
+            {
+                "case": "b256_n4096_d128_t256_fp32",
+                "dtype": "float32",
+                "shape": {"B": 256, "max_seq_len": 4096, "D": 128, "T": 256},
+                "config": {
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 64,
+                    "BLOCK_K": 32,
+                    "num_warps": 4,
+                    "num_stages": 2,
+                },
+            },
             {
                 "case": "b512_n1024_d256_t256_bf16",
                 "dtype": "bfloat16",
@@ -188,6 +248,30 @@ FROZEN_CONFIGS = {
                 "shape": {"B": 1024, "max_seq_len": 512, "D": 256, "T": 512},
                 "config": {
                     "BLOCK_M": 128,
+                    "BLOCK_N": 64,
+                    "BLOCK_K": 32,
+                    "num_warps": 4,
+                    "num_stages": 2,
+                },
+            },
+            {
+                "case": "b2048_n1024_d256_t128_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 2048, "max_seq_len": 1024, "D": 256, "T": 128},
+                "config": {
+                    "BLOCK_M": 128,
+                    "BLOCK_N": 64,
+                    "BLOCK_K": 32,
+                    "num_warps": 4,
+                    "num_stages": 2,
+                },
+            },
+            {
+                "case": "b256_n4096_d128_t256_fp32",
+                "dtype": "float32",
+                "shape": {"B": 256, "max_seq_len": 4096, "D": 128, "T": 256},
+                "config": {
+                    "BLOCK_M": 64,
                     "BLOCK_N": 64,
                     "BLOCK_K": 32,
                     "num_warps": 4,

@@ -109,6 +109,18 @@ FROZEN_CONFIGS = {
                 },
             },
             {
+                "case": "b2048_n1024_d256_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 2048, "max_seq_len": 1024, "D": 256},
+                "config": {
+                    "BLOCK_N": 1,
+                    "BLOCK_D": 128,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                    "PROGRAMS": 0,
+                },
+            },
+            {
                 "case": "b256_n4096_d128_fp32",
                 "dtype": "float32",
                 "shape": {"B": 256, "max_seq_len": 4096, "D": 128},

@@ -130,26 +130,68 @@ FROZEN_CONFIGS = {
     "H200": {
         "bwd_dw": [
             {
+                "case": "n1048576_d256_fp32",
+                "dtype": "float32",
+                "shape": {"N": 1048576, "D": 256},
+                "config": {"BLOCK_N": 64, "BLOCK_D": 4, "num_warps": 8},
+            },
+            {
                 "case": "n131072_d256_bf16",
                 "dtype": "bfloat16",
                 "shape": {"N": 131072, "D": 256},
                 "config": {"BLOCK_N": 64, "BLOCK_D": 4, "num_warps": 8},
             },
+            {
+                "case": "n262144_d512_fp16",
+                "dtype": "float16",
+                "shape": {"N": 262144, "D": 512},
+                "config": {"BLOCK_N": 64, "BLOCK_D": 4, "num_warps": 8},
+            },
         ],
         "bwd_dx": [
+            {
+                "case": "n1048576_d256_fp32",
+                "dtype": "float32",
+                "shape": {"N": 1048576, "D": 256},
+                "config": {"BLOCK_N": 2, "NUM_PROGRAMS": 8192, "num_warps": 1},
+            },
             {
                 "case": "n131072_d256_bf16",
                 "dtype": "bfloat16",
                 "shape": {"N": 131072, "D": 256},
                 "config": {"BLOCK_N": 1, "NUM_PROGRAMS": 8192, "num_warps": 1},
             },
+            {
+                "case": "n262144_d512_fp16",
+                "dtype": "float16",
+                "shape": {"N": 262144, "D": 512},
+                "config": {"BLOCK_N": 1, "NUM_PROGRAMS": 8192, "num_warps": 1},
+            },
         ],
         "fwd": [
+            {
+                "case": "n1048576_d256_fp32",
+                "dtype": "float32",
+                "shape": {"N": 1048576, "D": 256},
+                "config": {"BLOCK_N": 1, "NUM_PROGRAMS": 32768, "num_warps": 1},
+            },
+            {
+                "case": "n131072_d1024_bf16",
+                "dtype": "bfloat16",
+                "shape": {"N": 131072, "D": 1024},
+                "config": {"BLOCK_N": 1, "NUM_PROGRAMS": 32768, "num_warps": 2},
+            },
             {
                 "case": "n131072_d256_bf16",
                 "dtype": "bfloat16",
                 "shape": {"N": 131072, "D": 256},
                 "config": {"BLOCK_N": 2, "NUM_PROGRAMS": 32768, "num_warps": 1},
+            },
+            {
+                "case": "n262144_d512_fp16",
+                "dtype": "float16",
+                "shape": {"N": 262144, "D": 512},
+                "config": {"BLOCK_N": 1, "NUM_PROGRAMS": 32768, "num_warps": 1},
             },
         ],
     },

@@ -156,13 +156,43 @@ FROZEN_CONFIGS = {
     "H200": {
         "bwd": [
             {
+                "case": "b1024_n2048_d256_p0_fp32",
+                "dtype": "float32",
+                "shape": {"B": 1024, "max_seq_len": 2048, "D": 256, "prefix": 0},
+                "config": {"BLOCK_N": 1, "BLOCK_D": 256, "NUM_PROGRAMS": 32768, "num_warps": 2},
+            },
+            {
+                "case": "b128_n4096_d1024_p0_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 128, "max_seq_len": 4096, "D": 1024, "prefix": 0},
+                "config": {"BLOCK_N": 2, "BLOCK_D": 1024, "NUM_PROGRAMS": 32768, "num_warps": 4},
+            },
+            {
                 "case": "b256_n2048_d512_p0_bf16",
                 "dtype": "bfloat16",
                 "shape": {"B": 256, "max_seq_len": 2048, "D": 512, "prefix": 0},
                 "config": {"BLOCK_N": 1, "BLOCK_D": 512, "NUM_PROGRAMS": 32768, "num_warps": 2},
             },
+            {
+                "case": "b512_n1024_d256_p16_fp16",
+                "dtype": "float16",
+                "shape": {"B": 512, "max_seq_len": 1024, "D": 256, "prefix": 16},
+                "config": {"BLOCK_N": 1, "BLOCK_D": 256, "NUM_PROGRAMS": 32768, "num_warps": 2},
+            },
         ],
         "fwd": [
+            {
+                "case": "b1024_n2048_d256_p0_fp32",
+                "dtype": "float32",
+                "shape": {"B": 1024, "max_seq_len": 2048, "D": 256, "prefix": 0},
+                "config": {"BLOCK_N": 1, "BLOCK_D": 256, "NUM_PROGRAMS": 32768, "num_warps": 2},
+            },
+            {
+                "case": "b128_n4096_d1024_p0_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 128, "max_seq_len": 4096, "D": 1024, "prefix": 0},
+                "config": {"BLOCK_N": 2, "BLOCK_D": 1024, "NUM_PROGRAMS": 32768, "num_warps": 4},
+            },
             {
                 "case": "b256_n2048_d512_p0_bf16",
                 "dtype": "bfloat16",
