@@ -48,6 +48,8 @@ def _kernel(kernel: str, entry: dict[str, Any]) -> FrozenKernelOut:
         gpu_baseline_soc=entry.get("gpu_baseline_soc"),
         study=entry.get("study"),
         trial=entry.get("trial"),
+        label=entry.get("label"),
+        previous=entry.get("previous"),
     )
 
 

@@ -104,6 +104,20 @@ class CheckOut(OnSoc):
     checked_at: Utc
 
 
+class PreviousOut(BaseModel):
+    """The entry a frozen kernel replaced when its label moved on (M1 -> M2): its label, config
+    and median as frozen then; both configs' medians re-timed side by side by the newer study,
+    and their ratio, where it measured the older config."""
+
+    label: str | None
+    date: str | None = None
+    config: dict[str, Any] | None = None
+    median_ms: float | None = None
+    retimed_ms: float | None = None
+    retimed_now_ms: float | None = None
+    speedup: float | None = None
+
+
 class FrozenKernelOut(BaseModel):
     """One kernel's entry of a frozen version."""
 
@@ -117,6 +131,8 @@ class FrozenKernelOut(BaseModel):
     gpu_baseline_soc: str | None
     study: str | None
     trial: int | None
+    label: str | None = None  # the label the kernel was frozen under, where the entry says
+    previous: PreviousOut | None = None
 
 
 class AccuracyCell(BaseModel):

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 import pandas as pd
 
 
 def table(path: str, soc: str | None) -> pd.DataFrame:
-    rows = json.loads(open(path, encoding="utf-8").read())["baselines"]
+    rows = json.loads(Path(path).read_text(encoding="utf-8"))["baselines"]
     frame = pd.DataFrame(
         {
             "op": r["op"],

@@ -14,6 +14,7 @@ from sqlalchemy import select
 
 from autotuner.atk.generated_block import BEGIN_MARKER, read_frozen
 from autotuner.freeze.freeze import freeze
+from autotuner.measure.numbers import short_number, speedup_text
 from autotuner.search import runner
 from autotuner.search.study import INTERPRETER_RETIMING
 from core.errors import UserError
@@ -381,3 +382,54 @@ def test_run_and_freeze_act_on_the_checkout_they_are_run_in(tmp_path):
     assert outside.returncode == 2
     (line,) = outside.stderr.strip().splitlines()
     assert "not inside an autotune checkout" in line
+
+
+def test_a_new_label_records_the_entry_it_replaced_timed_side_by_side(tuned):
+    """M1 froze the default config (as if an earlier study had found nothing better); the M2
+    freeze of the study, whose settlement re-timed the default beside its winner, records M1's
+    entry with both medians of that one interleaved run. Re-frozen as M2, the record stays; show
+    and the dashboard print it."""
+    db, record = tuned
+    freeze(db, SPEC, "cpu", label="M1", dry_run=False, force=False)
+    document = json.loads(performance_json(OP).read_text())
+    (extra,) = document["extra_cases"]
+    m1 = extra["frozen"]["cpu"]["kernels"]["fwd"]
+    assert m1["label"] == "M1" and "previous" not in m1
+    m1.update(config=record.default_config, median_ms=123.0)
+    performance_json(OP).write_text(json.dumps(document))
+
+    freeze(db, SPEC, "cpu", label="M2", dry_run=False, force=False)
+    retimed = {json.dumps(r["config"], sort_keys=True): r for r in record.verdict["retimed"]}
+    before = retimed[json.dumps(record.default_config, sort_keys=True)]["median_ms"]
+    after = retimed[json.dumps(record.verdict["winner"], sort_keys=True)]["median_ms"]
+    entry = json.loads(performance_json(OP).read_text())["extra_cases"][0]["frozen"]["cpu"]
+    m2 = entry["kernels"]["fwd"]
+    assert entry["label"] == m2["label"] == "M2"
+    assert m2["previous"] == {
+        "label": "M1",
+        "date": m1["tuned_at"],
+        "config": record.default_config,
+        "median_ms": 123.0,
+        "retimed_ms": before,
+        "retimed_now_ms": after,
+        "speedup": before / after,
+    }
+    freeze(db, SPEC, "cpu", label="M2", dry_run=False, force=False)
+    again = json.loads(performance_json(OP).read_text())["extra_cases"][0]["frozen"]["cpu"]
+    assert again["kernels"]["fwd"]["previous"] == m2["previous"]
+
+    url = f"sqlite:///{db.engine.url.database}"
+    shown = autotune_cli("show", "--op", OP, "--soc", "cpu", "--db", url)
+    assert shown.returncode == 0, shown.stderr
+    (line,) = [row for row in shown.stdout.splitlines() if "M1 -> M2" in row]
+    assert TUNED in line and short_number(123.0) in line and speedup_text(before / after) in line
+    assert "interpreter times" in shown.stdout
+    changed = record.default_config != record.verdict["winner"]
+    assert ("unchanged" in line) != changed
+
+    from fastapi.testclient import TestClient
+
+    from api.main import create_app
+
+    page = TestClient(create_app(url)).get(f"/ops/{OP}").text
+    assert "interpreter; M1 -> M2: config " + ("changed)" if changed else "unchanged)") in page

@@ -86,6 +86,9 @@ def show(
     if any(soc_name == CPU for by_soc in sections.values() for soc_name in by_soc):
         table.caption = "soc cpu: Triton interpreter times, not performance numbers"
     console.print(table if rows else f"{op}: nothing frozen" + (f" on {soc}" if soc else ""))
+    changes = _label_changes(sections, soc)
+    if changes.row_count:
+        console.print(changes)
     database = database_if_any(db)
     history = history_rows(database, spec.name, soc) if database else []
     if history:
@@ -95,6 +98,46 @@ def show(
         for row in history:
             past.add_row(*row)
         console.print(past)
+
+
+def _label_changes(sections: dict, soc: str | None) -> Table:
+    """Each frozen entry against the entry of the label it replaced: the configs, the median as
+    frozen then, and both re-timed side by side in the new study's settlement."""
+    table = Table(
+        title="from the label before: both configs re-timed side by side in the newer study",
+        caption="'-': the newer study did not measure the config frozen before",
+    )
+    for column in ("soc", "kernel", "case", "labels", "config then", "ms then", "side by side ms",
+                   "speedup"):  # fmt: skip
+        table.add_column(
+            column, justify="right" if "ms" in column or column == "speedup" else "left"
+        )
+    interpreter = False
+    for case_name, by_soc in sections.items():
+        for soc_name, section in sorted(by_soc.items()):
+            if soc and soc_name != soc:
+                continue
+            for kernel, entry in section["kernels"].items():
+                before = entry.get("previous")
+                if not before:
+                    continue
+                same = before.get("config") == entry["config"]
+                side = (
+                    f"{short_number(before['retimed_ms'])} -> {short_number(before['retimed_now_ms'])}"
+                    if "retimed_ms" in before
+                    else "-"
+                )
+                table.add_row(
+                    soc_name, kernel, case_name,
+                    f"{before.get('label')} -> {entry.get('label') or section['label']}",
+                    "unchanged" if same else config_text(before.get("config") or {}),
+                    short_number(before.get("median_ms")), side,
+                    speedup_text(before.get("speedup")),
+                )  # fmt: skip
+                interpreter = interpreter or soc_name == CPU
+    if interpreter:
+        table.caption += "; soc cpu: Triton interpreter times, not performance numbers"
+    return table
 
 
 def trials(

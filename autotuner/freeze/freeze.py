@@ -33,6 +33,7 @@ from ..backends.socs import CPU
 from ..baseline.baseline import chosen_gpu_soc, gpu_baseline
 from ..cases.store import kind_for, user_cases
 from ..search.study import kernel_source_hash
+from .history import previous_entry
 
 #: A study needs this many completed trials (or its whole feasible space) before it is frozen;
 #: `--force` freezes it anyway.
@@ -51,9 +52,20 @@ class Entry:
     numbers: dict[str, Any]  # median/p20/p80/n, default time and config, speedup, provenance
     #: The study's best was within noise of the config frozen already, which stays.
     kept: bool = False
+    #: The settlement's interleaved re-timing: each re-timed config with its numbers.
+    retimed: list[dict[str, Any]] = field(default_factory=list)
+
+    #: The entry of the label before, which this one replaces (`history.previous_entry`).
+    previous: dict[str, Any] | None = None
 
     def block_entry(self) -> dict[str, Any]:
         return {"case": self.case, "dtype": self.dtype, "shape": self.shape, "config": self.config}
+
+    def frozen(self, label: str) -> dict[str, Any]:
+        """The entry as the performance json and the database's frozen version hold it; its own
+        label, since a section's label moves on with any of its kernels."""
+        extra = {"previous": self.previous} if self.previous else {}
+        return {"config": self.config, "label": label, **self.numbers, **extra}
 
 
 @dataclass
@@ -203,7 +215,10 @@ def _entry(session, storage, record: StudyRecord, kernel: str, case, force: bool
     }
     kept = bool(verdict.get("kept_frozen")) and verdict.get("reason", "").startswith("kept")
     config = dict(verdict["winner"])
-    return Entry(kernel, case.name, case.dtype, dict(case.shape), config, numbers, kept)
+    return Entry(
+        kernel, case.name, case.dtype, dict(case.shape), config, numbers, kept,
+        verdict.get("retimed", []),
+    )  # fmt: skip
 
 
 def _gpu_baseline(
@@ -254,7 +269,7 @@ def new_texts(spec: OpSpec, soc: str, label: str, entries: list[Entry]) -> dict[
             soc, {"label": label, "date": date, "kernels": {}}
         )
         section.update(label=label, date=date)
-        section["kernels"][entry.kernel] = {"config": entry.config, **entry.numbers}
+        section["kernels"][entry.kernel] = entry.frozen(label)
     perf_text = performance_json.render(spec, sections, extra)
 
     configs_text = (
@@ -303,6 +318,7 @@ def freeze(
     entries, untuned = collect(db, spec, soc, force, cases, gpu_soc)
     result = FreezeResult(label, entries, untuned)
     with FileLock(str(atk_dir(spec.name) / ".freeze.lock")):
+        _note_previous(spec, soc, label, entries)
         for path, text in new_texts(spec, soc, label, entries).items():
             old = _read(path)
             if old != text:
@@ -314,8 +330,18 @@ def freeze(
     return result
 
 
+def _note_previous(spec: OpSpec, soc: str, label: str, entries: list[Entry]) -> None:
+    """Each entry's record of the entry it replaces, from the performance json as it is."""
+    path = performance_json_path(spec.name)
+    sections = performance_json.frozen_sections(performance_json.read(path))
+    for entry in entries:
+        old_section = sections.get(entry.case, {}).get(soc)
+        old = old_section["kernels"].get(entry.kernel) if old_section else None
+        entry.previous = previous_entry(old, old_section, label, entry.config, entry.retimed)
+
+
 def _record_version(db: Database, op: str, soc: str, label: str, entries: list[Entry]) -> bool:
-    content = {f"{e.kernel} {e.case}": {"config": e.config, **e.numbers} for e in entries}
+    content = {f"{e.kernel} {e.case}": e.frozen(label) for e in entries}
     digest = hashlib.sha256(json.dumps([label, content], sort_keys=True).encode()).hexdigest()
     with db.sessions() as session:
         latest = _latest_version(session, op, soc)
