@@ -6,6 +6,7 @@ included; with no CANN here the compile stops at its code generator `hivmc`. Not
 
 import json
 import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -191,3 +192,24 @@ def test_space_compile_agrees_with_the_corrected_model(tmp_path, soc):
         r["compiler"]["category"].endswith("overflow") or r["compiler"]["multibuffer_dropped"]
         for r in by_model
     ), [(r["config"], r["compiler"]["category"]) for r in by_model]
+
+
+def test_a_port_is_made_compile_only_once_per_process():
+    """A compile worker compiles thousands of configs of one port: making the port compile-only
+    again at each compile nested its tl.dot precision hook one call deeper every time, and the
+    worker's tl.dot compiles died of a RecursionError after about a thousand."""
+    script = """
+        import sys, types
+        from autotuner.backends import compile
+        from ops import get_op
+        spec = get_op("jagged_dense_bmm")
+        port = compile._warmed(spec)
+        for _ in range(sys.getrecursionlimit() + 10):
+            assert compile._warmed(spec) is port
+        print(port._precision(True, types.SimpleNamespace(type="cuda")))
+    """
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "hf32"

@@ -320,6 +320,8 @@ class _Launches:
 _launches = _Launches()
 #: The device a launcher is told of where its choices depend on the device (no tensor is there).
 _NPU = types.SimpleNamespace(type="npu", index=0)
+#: Set on a port module once `_warmed` has made it compile-only.
+_WARMED = "_autotune_compile_only"
 
 
 def _quiet_warmup(fn: Any, grid: Any, args: tuple, kwargs: dict[str, Any]) -> None:
@@ -331,10 +333,15 @@ def _quiet_warmup(fn: Any, grid: Any, args: tuple, kwargs: dict[str, Any]) -> No
 
 
 def _warmed(op: OpSpec) -> types.ModuleType:
-    """The op's port with every `@triton.jit` function made a `_Warmup`, once per process."""
+    """The op's port with every `@triton.jit` function made a `_Warmup`, once per process (the
+    port module is loaded once; wrapping it again at every compile nested `_precision` one call
+    deeper each time, until a worker's thousandth tl.dot compile died of a RecursionError)."""
     from triton.runtime.jit import JITFunction
 
     port = load_port(op.name)
+    if getattr(port, _WARMED, False):
+        return port
+    setattr(port, _WARMED, True)
     jitted = {name: value for name, value in vars(port).items() if isinstance(value, JITFunction)}
     kernels = [v.fn for v in vars(port).values() if isinstance(v, _Warmup)] + list(jitted.values())
     called = {name for value in kernels for name in _calls(value.src)}
