@@ -92,9 +92,13 @@ def _grid(config: Config, case: Case) -> tuple[int]:
 def _tile_bytes(config: Config, case: Case) -> int:
     bm, bn, bk, e = (config["BLOCK_M"], config["BLOCK_N"], config["BLOCK_K"],
                      case.torch_dtype.itemsize)  # fmt: skip
-    # x and w tiles in the input dtype; the fp32 accumulator, z + bias and silu(z) in fp32, the
-    # two stored casts; the bias row in fp32.
-    return e * (bm * bk + bk * bn) + 8 * bm * bn + 2 * e * bm * bn + 4 * bn
+    # x and w tiles in the input dtype (`cube_resident` takes them out again); the vector code's
+    # z + bias, silu(z) and their casts at 4 B per element of the tile, a bound from below: the
+    # compiler splits them between the two vector cores that share the cube (a mix kernel runs
+    # one cube and two vector cores) and reuses buffers, planning 4-6 B per element for the
+    # 910B (98688 B for 256 x 64, 132608 B for 128 x 256: the compile matrix,
+    # docs/benchmarks.md); the bias row in fp32.
+    return e * (bm * bk + bk * bn) + 4 * bm * bn + 4 * bn
 
 
 def _stream_bytes(config: Config, case: Case) -> int:

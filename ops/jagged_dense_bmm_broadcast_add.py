@@ -77,8 +77,14 @@ def default(case: Case) -> Config:
 
 
 def _bias_tiles(config: Config, case: Case) -> int:
-    """The bmm's tiles (`_tiles`) and the bias row in fp32."""
-    return _tiles(config, case) + 4 * config["BLOCK_N"]
+    """The dot's operands (`cube_resident` takes them out again), the result's fp32 tile for the
+    bias added by the vector code and the bias row in fp32. A bound from below: the compiler
+    splits the result between the two vector cores that share the cube (a mix kernel runs one
+    cube and two vector cores) and casts it in place; for the 910B it plans 66304 B for a
+    256 x 128 tile, half the fp32 tile and the bias row (the compile matrix, docs/benchmarks.md)."""
+    bm, bn, bk, e = (config["BLOCK_M"], config["BLOCK_N"], config["BLOCK_K"],
+                     case.torch_dtype.itemsize)  # fmt: skip
+    return e * (bm * bk + bk * bn) + 4 * bm * bn // 2 + 4 * bn
 
 
 def _bias_dots(config: Config, case: Case) -> tuple[Dot, ...]:
