@@ -24,6 +24,7 @@ accepted, memory planning included; without CANN nothing was generated and nothi
 from __future__ import annotations
 
 import argparse
+import gzip
 import hashlib
 import json
 import math
@@ -178,12 +179,19 @@ def _model_now(
     )
 
 
+def _lines(path: str) -> list[str]:
+    """The rows of a file, gzipped (`.gz`, as docs/runs keeps the large ones) or not."""
+    if path.endswith(".gz"):
+        return gzip.decompress(Path(path).read_bytes()).decode("utf-8").splitlines()
+    return Path(path).read_text(encoding="utf-8").splitlines()
+
+
 def summary(paths: list[str]) -> str:
     """Markdown tables of rows: per soc the model (the one the rows were judged by, and this
     checkout's) against the compiler, and where they differ."""
     unique = {}
     for path in paths:
-        for line in Path(path).read_text().splitlines():
+        for line in _lines(path):
             row = json.loads(line)  # a resumed run writes a config's row again: the last counts
             unique[row["op"], row["kernel"], row["case"], row["soc"], config_key(row["config"])] = (
                 row
