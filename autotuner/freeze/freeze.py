@@ -238,7 +238,9 @@ def _read(path: Path) -> str:
 
 
 def new_texts(spec: OpSpec, soc: str, label: str, entries: list[Entry]) -> dict[Path, str]:
-    """The new text of each file; UserError (and nothing written) if a file is damaged."""
+    """The new text of each file; UserError (and nothing written) if a file is damaged. Notes in
+    each entry the record of the entry it replaces (`Entry.previous`), which the frozen version
+    of the database holds too."""
     kernel_path = port_file(spec.name)
     source = _read(kernel_path)
     frozen = read_frozen(source, kernel_path)
@@ -264,6 +266,10 @@ def new_texts(spec: OpSpec, soc: str, label: str, entries: list[Entry]) -> dict[
         }
     )
     date = max((e.numbers["tuned_at"] or "" for e in entries), default="")
+    for entry in entries:  # each entry's record of the one it replaces, before any section moves on
+        old_section = sections.get(entry.case, {}).get(soc)
+        old = old_section["kernels"].get(entry.kernel) if old_section else None
+        entry.previous = previous_entry(old, old_section, label, entry.config, entry.retimed)
     for entry in entries:
         section = sections.setdefault(entry.case, {}).setdefault(
             soc, {"label": label, "date": date, "kernels": {}}
@@ -318,7 +324,6 @@ def freeze(
     entries, untuned = collect(db, spec, soc, force, cases, gpu_soc)
     result = FreezeResult(label, entries, untuned)
     with FileLock(str(atk_dir(spec.name) / ".freeze.lock")):
-        _note_previous(spec, soc, label, entries)
         for path, text in new_texts(spec, soc, label, entries).items():
             old = _read(path)
             if old != text:
@@ -328,16 +333,6 @@ def freeze(
         write_files({path: text for path, (_, text) in result.changed.items()})
         result.version_recorded = _record_version(db, spec.name, soc, label, entries)
     return result
-
-
-def _note_previous(spec: OpSpec, soc: str, label: str, entries: list[Entry]) -> None:
-    """Each entry's record of the entry it replaces, from the performance json as it is."""
-    path = performance_json_path(spec.name)
-    sections = performance_json.frozen_sections(performance_json.read(path))
-    for entry in entries:
-        old_section = sections.get(entry.case, {}).get(soc)
-        old = old_section["kernels"].get(entry.kernel) if old_section else None
-        entry.previous = previous_entry(old, old_section, label, entry.config, entry.retimed)
 
 
 def _record_version(db: Database, op: str, soc: str, label: str, entries: list[Entry]) -> bool:
