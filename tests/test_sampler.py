@@ -221,3 +221,50 @@ def test_warm_starts_from_frozen_configs(tree):
     assert all(math.prod(s.shape.values()) > 0 and "BLOCK_T" in s.config for s in siblings)
     (tree / "frozen_configs" / "H200" / "jagged_dense_flash_attention.json").write_text("{")
     assert warm_starts.from_frozen("jagged_dense_flash_attention", "bwd_dk", tree) == []
+
+
+JDBBA = get_op("jagged_dense_bmm_broadcast_add")
+# upstream's _get_bmm_configs (recsys-examples triton_jagged.py): its autotuner times all 32
+UPSTREAM_BMM = [
+    {"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "num_warps": w, "num_stages": s}
+    for m in (64, 128)
+    for n in (64, 128)
+    for k in (32, 64)
+    for s in (2, 3)
+    for w in (4, 8)
+]
+
+
+def test_upstreams_autotune_list_is_measured_whole_where_the_budget_holds_it():
+    case = JDBBA.case("b512_n1024_d256_t256_bf16", "performance")
+
+    def starts(trials, siblings=()):
+        plan = Plan.make(
+            JDBBA, JDBBA.kernel("fwd"), case, "H200", SocProfile(CUDA_OPTIONS, H200, {}), trials
+        )
+        named = (case.name, case.shape, case.dtype, "H200")
+        return plan, warm_starts.choose(
+            plan.space, plan.feasible, plan.default, plan.budget, named, siblings, UPSTREAM_BMM
+        )
+
+    plan, chosen = starts(40)
+    # the default (upstream's first config) is the study's first trial; the other 31 follow it
+    assert chosen == [c for c in UPSTREAM_BMM if c != plan.default]
+    sibling = warm_starts.Sibling(
+        "other", dict(case.shape, B=256), case.dtype, "H200", {**plan.default, "BLOCK_M": 32}
+    )
+    plan, chosen = starts(40, [sibling])
+    assert chosen[0] == sibling.config and chosen[1:] == [c for c in UPSTREAM_BMM if c != plan.default]
+    plan, chosen = starts(32, [sibling])  # 1 + 1 + 31 > 32: the list shares the siblings' cap
+    assert chosen == [sibling.config, *[c for c in UPSTREAM_BMM if c != plan.default][:3]]
+    plan, chosen = starts(8)
+    assert len(chosen) == warm_starts.limit(8) == 2
+
+
+def test_upstreams_autotune_list_is_read_from_its_autotuner():
+    why = JDBBA.upstream.missing()
+    if why:
+        pytest.skip(why)
+    listed = warm_starts.from_upstream(JDBBA, JDBBA.kernel("fwd"))
+    assert sorted(map(config_key, listed)) == sorted(map(config_key, UPSTREAM_BMM))
+    assert warm_starts.from_upstream(FA, FA.kernel("fwd")) == []  # FBGEMM's: a fixed launch

@@ -171,6 +171,11 @@ def run(
     if restart and not force:
         refuse_live_restart(db, plans, configured.stale_after_s)
     siblings = siblings or database_siblings(db)
+    # Upstream's autotune lists are GPU configs: they seed GPU studies only.
+    listed = {
+        k.name: warm_starts.from_upstream(spec, k) if backend.kind == "cuda" else []
+        for k in selection.kernels
+    }
     owner = Owner.this_process()
     bury_dead_runs(db, owner)
     with db.sessions() as session:
@@ -215,6 +220,7 @@ def run(
                     plan.budget,
                     (plan.case.name, plan.case.shape, plan.case.dtype, plan.soc),
                     siblings(plan),
+                    listed[plan.kernel.name],
                 )
                 study = Study(db, plan, settings, run_id, pipeline, starts, on_progress)
                 results.append(study.run())

@@ -1,10 +1,16 @@
-"""Warm starts of a study: the winners of its sibling studies, measured right after the default.
+"""Warm starts of a study: the winners of its sibling studies, measured right after the default,
+then upstream's own autotune list.
 
 Siblings are the same op and kernel on other cases of this soc (and this case under an older
 kernel source), nearest shapes first, then the same case on other socs (GPU winners seed an NPU
 search, and back). Their winners come from our studies' verdicts and from the frozen configs.
 Each is moved into this study's space (a value outside an axis to the nearest one, a tunable the
 other backend lacks at this default's value); only configs feasible here are kept, and a few.
+
+Where upstream runs its kernel under `triton.autotune`, upstream times every config of that list
+on the GPU and keeps the best: a study that never measures them can lose to upstream by
+construction. On a GPU, a study whose budget holds the list beside the default and the siblings'
+winners measures all of it next; a smaller budget takes its first configs within the siblings' cap.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from pathlib import Path
 from sqlalchemy import or_, select
 
 from core.paths import project_root
-from ops.spec import Config
+from ops.spec import Config, KernelSpec, OpSpec
 from storage import Database, StudyRecord
 
 from .space import SearchSpace, config_key
@@ -73,22 +79,45 @@ def choose(
     budget: int,
     case: tuple[str, dict[str, int], str, str],
     siblings: Iterable[Sibling],
+    upstream: Iterable[Config] = (),
 ) -> list[Config]:
     """The warm starts of a study of `case` (name, shape, dtype, soc), in order: this soc's
-    siblings by distance, then other socs' same case; feasible here, not the default, each once."""
+    siblings by distance, then other socs' same case, then `upstream`'s autotune list (whole
+    where the budget holds it, see the module docstring); feasible here, not the default, each
+    once."""
     name, shape, dtype, soc = case
     ranked = sorted(
         (s for s in siblings if s.soc == soc or s.case == name),
         key=lambda s: (distance(shape, dtype, s), s.soc != soc),
     )
     feasible_keys = {config_key(c) for c in feasible}
-    out: dict[str, Config] = {}
-    for sibling in ranked:
-        config = project(space, default, sibling.config)
-        key = config_key(config)
-        if key in feasible_keys and config != default and key not in out:
-            out[key] = config
-    return list(out.values())[: limit(budget)]
+
+    def admitted(configs: Iterable[Config]) -> dict[str, Config]:
+        out: dict[str, Config] = {}
+        for config in (project(space, default, c) for c in configs):
+            key = config_key(config)
+            if key in feasible_keys and config != default and key not in out:
+                out[key] = config
+        return out
+
+    chosen = dict(list(admitted(s.config for s in ranked).items())[: limit(budget)])
+    listed = {k: c for k, c in admitted(upstream).items() if k not in chosen}
+    room = budget - 1 - len(chosen)  # the default is the study's first trial
+    take = len(listed) if len(listed) <= room else max(0, limit(budget) - len(chosen))
+    return [*chosen.values(), *list(listed.values())[:take]]
+
+
+def from_upstream(spec: OpSpec, kernel: KernelSpec) -> list[Config]:
+    """The configs upstream's `triton.autotune` times for `kernel` (its Autotuner's `configs`:
+    the meta-parameters with num_warps and num_stages), in upstream's order; none where upstream
+    cannot be loaded here or does not autotune the kernel."""
+    if not kernel.upstream_kernel or spec.upstream.missing():
+        return []
+    autotuned = getattr(spec.upstream.load(), kernel.upstream_kernel, None)
+    return [
+        {**c.kwargs, "num_warps": c.num_warps, "num_stages": c.num_stages}
+        for c in getattr(autotuned, "configs", None) or ()
+    ]
 
 
 def from_studies(
