@@ -254,7 +254,9 @@ def test_upstreams_autotune_list_is_measured_whole_where_the_budget_holds_it():
         "other", dict(case.shape, B=256), case.dtype, "H200", {**plan.default, "BLOCK_M": 32}
     )
     plan, chosen = starts(40, [sibling])
-    assert chosen[0] == sibling.config and chosen[1:] == [c for c in UPSTREAM_BMM if c != plan.default]
+    assert chosen[0] == sibling.config and chosen[1:] == [
+        c for c in UPSTREAM_BMM if c != plan.default
+    ]
     plan, chosen = starts(32, [sibling])  # 1 + 1 + 31 > 32: the list shares the siblings' cap
     assert chosen == [sibling.config, *[c for c in UPSTREAM_BMM if c != plan.default][:3]]
     plan, chosen = starts(8)
