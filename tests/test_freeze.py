@@ -169,6 +169,7 @@ def test_unverified_and_undertrained_studies_are_refused(tuned, tmp_path):
 def test_force_leaves_out_an_open_study_and_names_it(tuned):
     db, record = tuned
     with db.sessions() as session:
+        verdict = session.get(StudyRecord, record.id).verdict
         session.get(StudyRecord, record.id).verdict = None
         session.commit()
     before = snapshot()
@@ -183,6 +184,18 @@ def test_force_leaves_out_an_open_study_and_names_it(tuned):
     assert [
         e["case"] for e in read_frozen(port_file(OP).read_text(), port_file(OP))["cpu"]["fwd"]
     ] == [UNTUNED]
+    # A pair frozen before without a settled study in this database stays as it was, and is
+    # named as kept, not as untuned.
+    with db.sessions() as session:
+        session.get(StudyRecord, record.id).verdict = verdict
+        untuned_study = session.scalar(select(StudyRecord).where(StudyRecord.case_name == UNTUNED))
+        session.delete(untuned_study)
+        session.commit()
+    result = freeze(db, SPEC, "cpu", label=None, dry_run=False, force=True)
+    assert [(e.kernel, e.case) for e in result.entries] == [("fwd", TUNED)]
+    assert result.kept == [f"fwd {UNTUNED}"] and f"fwd {UNTUNED}" not in result.untuned
+    frozen = read_frozen(port_file(OP).read_text(), port_file(OP))["cpu"]["fwd"]
+    assert sorted(e["case"] for e in frozen) == sorted([TUNED, UNTUNED])
 
 
 CHECK = textwrap.dedent(

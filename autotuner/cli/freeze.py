@@ -74,6 +74,10 @@ def freeze(
         console.print(f"  wrote {path}", markup=False, highlight=False)
     if not result.changed:
         console.print("  nothing changed")
+    if result.kept:
+        console.print(
+            f"  frozen before, kept as they were (no settled study of them in this database): {', '.join(result.kept)}"
+        )
     if result.untuned:
         console.print(
             f"  not tuned on {soc} (launchers use the nearest frozen case or the default): {', '.join(result.untuned)}"

@@ -28,7 +28,7 @@ from ops.spec import Case, OpSpec
 from storage import Database, FrozenVersion, Run, StudyRecord, optuna_storage
 
 from ..atk import performance_json
-from ..atk.generated_block import read_frozen, replace_block
+from ..atk.generated_block import BEGIN_MARKER, read_frozen, replace_block
 from ..backends.socs import CPU
 from ..baseline.baseline import chosen_gpu_soc, gpu_baseline
 from ..cases.store import kind_for, user_cases
@@ -72,7 +72,10 @@ class Entry:
 class FreezeResult:
     label: str
     entries: list[Entry]
-    untuned: list[str]  # "kernel case" pairs without a study for the current kernel source
+    #: "kernel case" pairs without a settled study for the current kernel source: those the
+    #: port file holds a config of stay frozen as they were (`kept`), the others are not tuned.
+    untuned: list[str]
+    kept: list[str] = field(default_factory=list)
     changed: dict[Path, tuple[str, str]] = field(default_factory=dict)  # path -> (old, new)
     version_recorded: bool = False
 
@@ -237,6 +240,16 @@ def _read(path: Path) -> str:
     return path.read_text(encoding="utf-8") if path.exists() else ""
 
 
+def _held(spec: OpSpec, soc: str) -> set[str]:
+    """ "kernel case" pairs the port file holds a config of on `soc`."""
+    path = port_file(spec.name)
+    source = _read(path)
+    if BEGIN_MARKER not in source:
+        return set()
+    frozen = read_frozen(source, path).get(soc, {})
+    return {f"{kernel} {e['case']}" for kernel, entries in frozen.items() for e in entries}
+
+
 def new_texts(spec: OpSpec, soc: str, label: str, entries: list[Entry]) -> dict[Path, str]:
     """The new text of each file; UserError (and nothing written) if a file is damaged. Notes in
     each entry the record of the entry it replaces (`Entry.previous`), which the frozen version
@@ -321,8 +334,10 @@ def freeze(
     gpu_soc: str | None = None,
 ) -> FreezeResult:
     label = label or latest_label(db, spec.name, soc) or "M1"
-    entries, untuned = collect(db, spec, soc, force, cases, gpu_soc)
-    result = FreezeResult(label, entries, untuned)
+    entries, open_pairs = collect(db, spec, soc, force, cases, gpu_soc)
+    held = _held(spec, soc)
+    kept = [p for p in open_pairs if " ".join(p.split()[:2]) in held]
+    result = FreezeResult(label, entries, [p for p in open_pairs if p not in kept], kept)
     with FileLock(str(atk_dir(spec.name) / ".freeze.lock")):
         for path, text in new_texts(spec, soc, label, entries).items():
             old = _read(path)
