@@ -138,19 +138,25 @@ FROZEN_CONFIGS = {
                 "case": "n1048576_h2_d128_fp32",
                 "dtype": "float32",
                 "shape": {"N": 1048576, "H": 2, "D": 128},
-                "config": {"BLOCK_N": 64, "BLOCK_H": 1, "num_warps": 8},
+                "config": {"BLOCK_N": 1024, "BLOCK_H": 1, "num_warps": 16},
             },
             {
                 "case": "n131072_h4_d64_bf16",
                 "dtype": "bfloat16",
                 "shape": {"N": 131072, "H": 4, "D": 64},
-                "config": {"BLOCK_N": 64, "BLOCK_H": 1, "num_warps": 8},
+                "config": {"BLOCK_N": 1024, "BLOCK_H": 1, "num_warps": 16},
+            },
+            {
+                "case": "n131072_h8_d128_bf16",
+                "dtype": "bfloat16",
+                "shape": {"N": 131072, "H": 8, "D": 128},
+                "config": {"BLOCK_N": 512, "BLOCK_H": 1, "num_warps": 16},
             },
             {
                 "case": "n262144_h8_d64_fp16",
                 "dtype": "float16",
                 "shape": {"N": 262144, "H": 8, "D": 64},
-                "config": {"BLOCK_N": 64, "BLOCK_H": 1, "num_warps": 8},
+                "config": {"BLOCK_N": 1024, "BLOCK_H": 1, "num_warps": 16},
             },
         ],
         "bwd_dx": [
@@ -165,6 +171,12 @@ FROZEN_CONFIGS = {
                 "dtype": "bfloat16",
                 "shape": {"N": 131072, "H": 4, "D": 64},
                 "config": {"BLOCK_N": 1, "NUM_PROGRAMS": 32768, "num_warps": 1},
+            },
+            {
+                "case": "n131072_h8_d128_bf16",
+                "dtype": "bfloat16",
+                "shape": {"N": 131072, "H": 8, "D": 128},
+                "config": {"BLOCK_N": 1, "NUM_PROGRAMS": 16384, "num_warps": 4},
             },
             {
                 "case": "n262144_h8_d64_fp16",

@@ -147,11 +147,11 @@ FROZEN_CONFIGS = {
                 "dtype": "float16",
                 "shape": {"B": 1024, "max_seq_len": 512, "D": 256, "T": 512},
                 "config": {
-                    "BLOCK_M": 64,
+                    "BLOCK_M": 128,
                     "BLOCK_N": 128,
-                    "BLOCK_K": 32,
+                    "BLOCK_K": 64,
                     "num_warps": 4,
-                    "num_stages": 2,
+                    "num_stages": 3,
                 },
             },
             {
@@ -159,11 +159,11 @@ FROZEN_CONFIGS = {
                 "dtype": "bfloat16",
                 "shape": {"B": 2048, "max_seq_len": 1024, "D": 256, "T": 128},
                 "config": {
-                    "BLOCK_M": 64,
+                    "BLOCK_M": 128,
                     "BLOCK_N": 128,
-                    "BLOCK_K": 32,
+                    "BLOCK_K": 64,
                     "num_warps": 4,
-                    "num_stages": 2,
+                    "num_stages": 3,
                 },
             },
             {
@@ -172,10 +172,10 @@ FROZEN_CONFIGS = {
                 "shape": {"B": 256, "max_seq_len": 4096, "D": 128, "T": 256},
                 "config": {
                     "BLOCK_M": 128,
-                    "BLOCK_N": 64,
-                    "BLOCK_K": 32,
+                    "BLOCK_N": 128,
+                    "BLOCK_K": 16,
                     "num_warps": 4,
-                    "num_stages": 2,
+                    "num_stages": 3,
                 },
             },
             {
@@ -183,11 +183,11 @@ FROZEN_CONFIGS = {
                 "dtype": "bfloat16",
                 "shape": {"B": 512, "max_seq_len": 1024, "D": 256, "T": 256},
                 "config": {
-                    "BLOCK_M": 64,
+                    "BLOCK_M": 128,
                     "BLOCK_N": 128,
-                    "BLOCK_K": 32,
+                    "BLOCK_K": 64,
                     "num_warps": 4,
-                    "num_stages": 2,
+                    "num_stages": 3,
                 },
             },
         ],
@@ -198,10 +198,10 @@ FROZEN_CONFIGS = {
                 "shape": {"B": 1024, "max_seq_len": 512, "D": 256, "T": 512},
                 "config": {
                     "BLOCK_M": 128,
-                    "BLOCK_N": 64,
-                    "BLOCK_K": 32,
+                    "BLOCK_N": 128,
+                    "BLOCK_K": 64,
                     "num_warps": 4,
-                    "num_stages": 2,
+                    "num_stages": 3,
                 },
             },
             {
@@ -210,10 +210,10 @@ FROZEN_CONFIGS = {
                 "shape": {"B": 2048, "max_seq_len": 1024, "D": 256, "T": 128},
                 "config": {
                     "BLOCK_M": 128,
-                    "BLOCK_N": 64,
-                    "BLOCK_K": 32,
+                    "BLOCK_N": 128,
+                    "BLOCK_K": 64,
                     "num_warps": 4,
-                    "num_stages": 2,
+                    "num_stages": 3,
                 },
             },
             {
@@ -223,9 +223,9 @@ FROZEN_CONFIGS = {
                 "config": {
                     "BLOCK_M": 64,
                     "BLOCK_N": 64,
-                    "BLOCK_K": 32,
+                    "BLOCK_K": 64,
                     "num_warps": 4,
-                    "num_stages": 2,
+                    "num_stages": 3,
                 },
             },
             {
@@ -234,10 +234,10 @@ FROZEN_CONFIGS = {
                 "shape": {"B": 512, "max_seq_len": 1024, "D": 256, "T": 256},
                 "config": {
                     "BLOCK_M": 128,
-                    "BLOCK_N": 64,
-                    "BLOCK_K": 32,
+                    "BLOCK_N": 128,
+                    "BLOCK_K": 64,
                     "num_warps": 4,
-                    "num_stages": 2,
+                    "num_stages": 3,
                 },
             },
         ],
@@ -248,10 +248,10 @@ FROZEN_CONFIGS = {
                 "shape": {"B": 1024, "max_seq_len": 512, "D": 256, "T": 512},
                 "config": {
                     "BLOCK_M": 128,
-                    "BLOCK_N": 64,
+                    "BLOCK_N": 128,
                     "BLOCK_K": 32,
                     "num_warps": 4,
-                    "num_stages": 2,
+                    "num_stages": 4,
                 },
             },
             {
@@ -260,10 +260,10 @@ FROZEN_CONFIGS = {
                 "shape": {"B": 2048, "max_seq_len": 1024, "D": 256, "T": 128},
                 "config": {
                     "BLOCK_M": 128,
-                    "BLOCK_N": 64,
+                    "BLOCK_N": 128,
                     "BLOCK_K": 32,
                     "num_warps": 4,
-                    "num_stages": 2,
+                    "num_stages": 4,
                 },
             },
             {
@@ -284,10 +284,10 @@ FROZEN_CONFIGS = {
                 "shape": {"B": 512, "max_seq_len": 1024, "D": 256, "T": 256},
                 "config": {
                     "BLOCK_M": 128,
-                    "BLOCK_N": 64,
+                    "BLOCK_N": 128,
                     "BLOCK_K": 32,
                     "num_warps": 4,
-                    "num_stages": 2,
+                    "num_stages": 4,
                 },
             },
         ],

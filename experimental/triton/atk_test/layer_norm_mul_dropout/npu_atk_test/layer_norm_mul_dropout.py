@@ -136,6 +136,12 @@ FROZEN_CONFIGS = {
                 "config": {"BLOCK_N": 64, "BLOCK_D": 4, "num_warps": 8},
             },
             {
+                "case": "n131072_d1024_bf16",
+                "dtype": "bfloat16",
+                "shape": {"N": 131072, "D": 1024},
+                "config": {"BLOCK_N": 64, "BLOCK_D": 4, "num_warps": 8},
+            },
+            {
                 "case": "n131072_d256_bf16",
                 "dtype": "bfloat16",
                 "shape": {"N": 131072, "D": 256},
@@ -154,6 +160,12 @@ FROZEN_CONFIGS = {
                 "dtype": "float32",
                 "shape": {"N": 1048576, "D": 256},
                 "config": {"BLOCK_N": 2, "NUM_PROGRAMS": 8192, "num_warps": 1},
+            },
+            {
+                "case": "n131072_d1024_bf16",
+                "dtype": "bfloat16",
+                "shape": {"N": 131072, "D": 1024},
+                "config": {"BLOCK_N": 1, "NUM_PROGRAMS": 8192, "num_warps": 4},
             },
             {
                 "case": "n131072_d256_bf16",
