@@ -15,7 +15,14 @@ import pytest
 from .conftest import ROOT
 
 ASCEND = ROOT / ".venv-ascend" / "bin"
-SOCS = ("910B", "910_93", "950PR", "950DT")
+#: The four socs as twins of one compiler binary and one memory size each (910B and 910_93:
+#: bishengir-compile, 192 KiB of UB; 950PR and 950DT: bishengir-compile-a5, 248 KiB). Twins
+#: gave the same verdict and the same planned bytes on all 911 (kernel, case) defaults of the
+#: compile matrix (docs/runs/2026-12-02_issue25_dbcb746_ascend_compile_matrix_cases_resumed.jsonl.gz),
+#: so each test below compiles on one of each pair, and the two tests on different ones: every
+#: soc is compiled for, each compile once.
+DEFAULT_SOCS = ("910B", "950PR")
+SPACE_SOCS = ("910_93", "950DT")
 
 
 def _compiler_problem() -> str | None:
@@ -146,13 +153,13 @@ KNOWN_MEMORY_REFUSALS: set[tuple[str, str, str]] = set()
 
 
 @requires_compiler
-@pytest.mark.parametrize("socs", [("910B", "910_93"), ("950PR", "950DT")])
-def test_every_default_and_frozen_config_plans_on_every_ascend_soc(tmp_path, socs):
+@pytest.mark.parametrize("soc", DEFAULT_SOCS)
+def test_every_default_and_frozen_config_plans(tmp_path, soc):
     """Each kernel's default config on its first (accuracy) case, and the configs frozen for the
-    soc on their cases, compiled for the soc; a refusal for a reason other than memory fails the
+    soc on their cases, compiled for one soc of each twin pair (`DEFAULT_SOCS`); a refusal for a reason other than memory fails the
     test with the kernel, the soc and the compiler's first error line. The default configs of
     every case, and the frozen ones of every soc, are in the compile matrix (docs/benchmarks.md)."""
-    out = in_ascend_env(DEFAULTS, str(tmp_path / "compiles.db"), *socs, timeout=1200)
+    out = in_ascend_env(DEFAULTS, str(tmp_path / "compiles.db"), soc, timeout=1200)
     found = json.loads(out.strip().splitlines()[-1])
     other = [r for r in found if not r[5].endswith("overflow")]
     assert not other, "\n".join(
@@ -163,7 +170,7 @@ def test_every_default_and_frozen_config_plans_on_every_ascend_soc(tmp_path, soc
 
 
 @requires_compiler
-@pytest.mark.parametrize("soc", SOCS)
+@pytest.mark.parametrize("soc", SPACE_SOCS)
 def test_space_compile_agrees_with_the_corrected_model(tmp_path, soc):
     """`autotune space --compile` on one small kernel (50 configs, some over the unified buffer by
     the model): `feasible` is exactly what the compiler planned, the static model (the fast first

@@ -292,6 +292,31 @@ def test_a_compile_worker_keeps_only_what_the_kernel_reads():
     assert {"dk"} <= set(spec.launch("bwd_dk", inputs, default))
 
 
+def test_compile_inputs_of_16_bit_cases_have_the_case_dtype_references_dtypes():
+    """A 16-bit case's intermediates come from a float32 reference, cast: every kernel of every
+    op gets inputs of the same dtypes, shapes and strides as from a reference in the case
+    dtype."""
+    import torch
+
+    from autotuner.search.trial import compile_inputs
+    from ops import all_ops
+
+    def described(inputs):
+        return {
+            k: (t.dtype, t.shape, t.stride()) if isinstance(t, torch.Tensor) else t
+            for k, t in inputs.items()
+        }
+
+    for name, spec in all_ops().items():
+        case = next(c for c in spec.cases("accuracy") if c.dtype == "bfloat16")
+        inputs = spec.make_inputs(case, torch.device("cpu"))
+        reference = spec.reference(inputs, case.torch_dtype)
+        for kernel in spec.kernels:
+            _, _, compiled = compile_inputs(name, kernel.name, case, torch.device("cpu"))
+            wanted = spec.kernel_inputs(kernel.name, inputs, reference)
+            assert described(compiled) == described(wanted), (name, kernel.name)
+
+
 def test_restart_searches_the_selected_studies_again(db_url):
     (first,) = tune(db_url, trials=4)
     before = trials_of(db_url, first.name)

@@ -54,7 +54,12 @@ class Outcome:
 
 class _Reference(Mapping[str, torch.Tensor]):
     """The reference outputs in the case dtype, computed at the first look: the kernel inputs of
-    a forward never look (a performance case's reference takes seconds to minutes on a host)."""
+    a forward never look (a performance case's reference takes seconds to minutes on a host).
+
+    A 16-bit case's reference is computed in float32 and cast: a host has no fast fp16/bf16
+    matmul (an attention backward case's inputs took over 40 minutes in bf16); every op's
+    reference returns its floating outputs in the compute dtype, so the kernel inputs keep the
+    dtypes a case-dtype reference gives them (a compile reads nothing else of them)."""
 
     def __init__(self, spec: OpSpec, inputs: Tensors, dtype: torch.dtype) -> None:
         self.spec, self.inputs, self.dtype = spec, inputs, dtype
@@ -62,7 +67,11 @@ class _Reference(Mapping[str, torch.Tensor]):
 
     def _computed(self) -> Tensors:
         if self.outputs is None:
-            self.outputs = self.spec.reference(self.inputs, self.dtype)
+            compute = torch.float32 if self.dtype.itemsize < 4 else self.dtype
+            self.outputs = {
+                name: t.to(self.dtype) if t.is_floating_point() else t
+                for name, t in self.spec.reference(self.inputs, compute).items()
+            }
         return self.outputs
 
     def __getitem__(self, name: str) -> torch.Tensor:
@@ -79,8 +88,9 @@ def compile_inputs(
     op: str, kernel: str, case: Case, device: torch.device
 ) -> tuple[OpSpec, KernelSpec, Tensors]:
     """What a compile of one kernel on a case needs: the inputs it reads, with the right shapes and
-    dtypes. Intermediates come from a reference in the case dtype, a fraction of the float64
-    golden's memory, computed only where the kernel reads one; nothing is checked against it."""
+    dtypes. Intermediates come from a reference in the case dtype (see `_Reference`), a fraction
+    of the float64 golden's memory, computed only where the kernel reads one; nothing is checked
+    against it."""
     spec = get_op(op)
     inputs = spec.make_inputs(case, device)
     reference = _Reference(spec, inputs, case.torch_dtype)
