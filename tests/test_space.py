@@ -51,9 +51,11 @@ def without_multibuffer(kernel):
 @pytest.mark.parametrize("spec", all_ops().values(), ids=lambda spec: spec.name)
 def test_gpu_plans_are_those_of_the_kernels_without_ascend_options(spec):
     """multibuffer in every kernel's tunables changes nothing on a GPU or the interpreter: the
-    same space, default, feasible and rejected configs, study name and budget on every case."""
+    same space, default, feasible and rejected configs, study name and budget, on the op's first
+    performance and first accuracy case (the rule is the space's, not a case's: every case took
+    2 minutes of the suite)."""
     limits = DeviceLimits(shared_memory_bytes=232448)
-    for case in spec.cases("performance") + spec.cases("accuracy"):
+    for case in (spec.cases("performance")[0], spec.cases("accuracy")[0]):
         for kernel in spec.kernels:
             assert "multibuffer" in {t.name for t in kernel.tunables}
             now, before = (
