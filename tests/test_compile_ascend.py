@@ -156,8 +156,9 @@ KNOWN_MEMORY_REFUSALS: set[tuple[str, str, str]] = set()
 @pytest.mark.parametrize("soc", DEFAULT_SOCS)
 def test_every_default_and_frozen_config_plans(tmp_path, soc):
     """Each kernel's default config on its first (accuracy) case, and the configs frozen for the
-    soc on their cases, compiled for one soc of each twin pair (`DEFAULT_SOCS`); a refusal for a reason other than memory fails the
-    test with the kernel, the soc and the compiler's first error line. The default configs of
+    soc on their cases, compiled for one soc of each twin pair (`DEFAULT_SOCS`); a refusal for a
+    reason other than memory fails the test with the kernel, the soc and the compiler's first
+    error line. The default configs of
     every case, and the frozen ones of every soc, are in the compile matrix (docs/benchmarks.md)."""
     out = in_ascend_env(DEFAULTS, str(tmp_path / "compiles.db"), soc, timeout=1200)
     found = json.loads(out.strip().splitlines()[-1])

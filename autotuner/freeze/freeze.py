@@ -108,25 +108,30 @@ def collect(
     force: bool,
     cases: list[Case] | None = None,
     gpu_soc: str | None = None,
-) -> tuple[list[Entry], list[str]]:
+) -> tuple[list[Entry], list[str], list[str]]:
     """The winners of the studies of the current kernel sources on this soc (of `cases` only,
-    when given)."""
+    when given); the pairs without a settled study the port file holds a config of (kept as
+    they are), and the others (not tuned)."""
     gpu_soc = chosen_gpu_soc(db, gpu_soc)
     storage = optuna_storage(db)
-    entries, untuned = [], []
+    held = _held(spec, soc)
+    entries, kept, untuned = [], [], []
     with db.sessions() as session:
         for kernel in spec.kernels:
             source = kernel_source_hash(spec, kernel)
             for case in cases or _cases(spec, soc, db):
                 records = newest_studies(session, spec.name, kernel.name, case.name, soc, source)
-                if not records:
-                    untuned.append(f"{kernel.name} {case.name}")
-                    continue
-                record = fastest(records)
-                if force and not record.verdict:  # an open study: the others are frozen
-                    untuned.append(
-                        f"{kernel.name} {case.name} (its study has no verified winner yet)"
-                    )
+                record = fastest(records) if records else None
+                if record is None or (force and not record.verdict):  # open: the others freeze
+                    pair = f"{kernel.name} {case.name}"
+                    if (kernel.name, case.name) in held:
+                        kept.append(pair)
+                    else:
+                        untuned.append(
+                            pair
+                            if record is None
+                            else f"{pair} (its study has no verified winner yet)"
+                        )
                     continue
                 entry = _entry(session, storage, record, kernel.name, case, force)
                 entry.numbers.update(_gpu_baseline(session, spec, kernel.name, case.name, gpu_soc))
@@ -135,7 +140,7 @@ def collect(
         raise UserError(
             f"nothing to freeze: no study of {spec.name} on {soc} for the current kernel sources has a verified winner (run `autotune run --op {spec.name} --soc {soc}` first)"
         )
-    return entries, untuned
+    return entries, kept, untuned
 
 
 def newest_studies(
@@ -240,14 +245,14 @@ def _read(path: Path) -> str:
     return path.read_text(encoding="utf-8") if path.exists() else ""
 
 
-def _held(spec: OpSpec, soc: str) -> set[str]:
-    """ "kernel case" pairs the port file holds a config of on `soc`."""
+def _held(spec: OpSpec, soc: str) -> set[tuple[str, str]]:
+    """(kernel, case) pairs the port file holds a config of on `soc`."""
     path = port_file(spec.name)
     source = _read(path)
     if BEGIN_MARKER not in source:
         return set()
     frozen = read_frozen(source, path).get(soc, {})
-    return {f"{kernel} {e['case']}" for kernel, entries in frozen.items() for e in entries}
+    return {(kernel, e["case"]) for kernel, entries in frozen.items() for e in entries}
 
 
 def new_texts(spec: OpSpec, soc: str, label: str, entries: list[Entry]) -> dict[Path, str]:
@@ -334,10 +339,8 @@ def freeze(
     gpu_soc: str | None = None,
 ) -> FreezeResult:
     label = label or latest_label(db, spec.name, soc) or "M1"
-    entries, open_pairs = collect(db, spec, soc, force, cases, gpu_soc)
-    held = _held(spec, soc)
-    kept = [p for p in open_pairs if " ".join(p.split()[:2]) in held]
-    result = FreezeResult(label, entries, [p for p in open_pairs if p not in kept], kept)
+    entries, kept, untuned = collect(db, spec, soc, force, cases, gpu_soc)
+    result = FreezeResult(label, entries, untuned, kept)
     with FileLock(str(atk_dir(spec.name) / ".freeze.lock")):
         for path, text in new_texts(spec, soc, label, entries).items():
             old = _read(path)
