@@ -7,11 +7,11 @@
 # out[rows of b] = x[rows of b] @ y[b] + bias[b]. The backward runs the same two kernels as
 # upstream's autograd Function: dx = dout @ y^T (the jagged x dense kernel without bias) and
 # dy = x^T @ dout with dbias = the rows of dout summed (the jagged x jagged kernel's reduce-sum).
-# Differences from upstream: the programs walk the tiles (at most 32768 programs: an Ascend launch
-# takes at most 65535 blocks), a 1-D grid in upstream's tile order; every row is computed, also
-# those of a sequence longer than max_seq_len (upstream leaves them unwritten); tl.dot's precision
-# "hf32" on an NPU where TF32 is allowed; the config passed per launch from the frozen configs
-# below (upstream: Triton's autotuner over _get_bmm_configs).
+# Differences from upstream: a 1-D grid in upstream's tile order, one tile per program up to 32768
+# tiles, beyond that 32768 programs walk the tiles (an Ascend launch takes at most 65535 blocks);
+# every row is computed, also those of a sequence longer than max_seq_len (upstream leaves them
+# unwritten); tl.dot's precision "hf32" on an NPU where TF32 is allowed; the config passed per
+# launch from the frozen configs below (upstream: Triton's autotuner over _get_bmm_configs).
 """Triton port of jagged_dense_bmm_broadcast_add: forward and its backward's two kernels."""
 
 import math
@@ -31,53 +31,91 @@ MAX_PROGRAMS = 32768
 def _jagged_dense_bmm_add_kernel(
     offsets_ptr, a_ptr, b_ptr, bias_ptr, c_ptr, max_seq_len, batch, N, K, num_programs,
     stride_am, stride_ak, stride_bb, stride_bk, stride_bn, stride_biasb, stride_cm, stride_cn,
-    PRECISION: tl.constexpr, HAS_BIAS: tl.constexpr, BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    PRECISION: tl.constexpr, HAS_BIAS: tl.constexpr, PERSISTENT: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
 ):  # fmt: skip
     """c[rows of b] = a[rows of b] @ b_dense[b] (+ bias[b]): a [sum_L, K] jagged, b_dense
     [B, K, N], bias [B, N], c [sum_L, N]; fp32 accumulation.
 
     The tiles are upstream's grid in its launch order (N blocks, then the row blocks of
-    max_seq_len, then the sequences); a tile's program also does the row blocks max_seq_len rows
-    further on of a sequence longer than max_seq_len."""
-    pid = tl.program_id(0)
+    max_seq_len, then the sequences): one per program, or with PERSISTENT (more tiles than
+    programs) tiles pid, pid + num_programs, ... A loop over the tiles costs 14-40% on the H200
+    where one tile per program is upstream's time (docs/benchmarks.md)."""
+    if PERSISTENT:
+        tiles = batch * tl.cdiv(max_seq_len, BLOCK_M) * tl.cdiv(N, BLOCK_N)
+        for tile in range(tl.program_id(0), tiles, num_programs):
+            _bmm_add_tile(
+                tile, offsets_ptr, a_ptr, b_ptr, bias_ptr, c_ptr, max_seq_len, N, K,
+                stride_am, stride_ak, stride_bb, stride_bk, stride_bn, stride_biasb, stride_cm,
+                stride_cn, PRECISION, HAS_BIAS, BLOCK_M, BLOCK_N, BLOCK_K,
+            )  # fmt: skip
+    else:
+        _bmm_add_tile(
+            tl.program_id(0), offsets_ptr, a_ptr, b_ptr, bias_ptr, c_ptr, max_seq_len, N, K,
+            stride_am, stride_ak, stride_bb, stride_bk, stride_bn, stride_biasb, stride_cm,
+            stride_cn, PRECISION, HAS_BIAS, BLOCK_M, BLOCK_N, BLOCK_K,
+        )  # fmt: skip
+
+
+@triton.jit
+def _bmm_add_tile(
+    tile, offsets_ptr, a_ptr, b_ptr, bias_ptr, c_ptr, max_seq_len, N, K,
+    stride_am, stride_ak, stride_bb, stride_bk, stride_bn, stride_biasb, stride_cm, stride_cn,
+    PRECISION: tl.constexpr, HAS_BIAS: tl.constexpr, BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+):  # fmt: skip
+    """One tile: its row block of the sequence, then the blocks max_seq_len rows further on of a
+    sequence longer than max_seq_len. The sequence's int64 start moves the base pointers, the
+    tile's offsets stay int32 (upstream's arithmetic)."""
     tiles_n = tl.cdiv(N, BLOCK_N)
     tiles_m = tl.cdiv(max_seq_len, BLOCK_M)
     per_seq = tiles_m * tiles_n
-    offs_m = tl.arange(0, BLOCK_M)
-    offs_n = tl.arange(0, BLOCK_N)
-    offs_k = tl.arange(0, BLOCK_K)
-    for tile in range(pid, batch * per_seq, num_programs):
-        seq = tile // per_seq
-        tile_m = (tile % per_seq) // tiles_n
-        cols = (tile % tiles_n) * BLOCK_N + offs_n
-        mask_n = cols < N
-        begin = tl.load(offsets_ptr + seq).to(tl.int64)
-        seqlen = (tl.load(offsets_ptr + seq + 1) - begin).to(tl.int32)
+    seq = tile // per_seq
+    start_m = ((tile % per_seq) // tiles_n) * BLOCK_M
+    cols = (tile % tiles_n) * BLOCK_N + tl.arange(0, BLOCK_N)
+    begin = tl.load(offsets_ptr + seq).to(tl.int64)
+    seqlen = (tl.load(offsets_ptr + seq + 1) - begin).to(tl.int32)
+    if start_m < seqlen:
+        a_seq = a_ptr + begin * stride_am
+        c_seq = c_ptr + begin * stride_cm
         b_cols = b_ptr + seq.to(tl.int64) * stride_bb + cols[None, :] * stride_bn
-        if HAS_BIAS:
-            bias_row = bias_ptr + seq.to(tl.int64) * stride_biasb + cols
-            bias = tl.load(bias_row, mask=mask_n, other=0.0).to(tl.float32)
-        for start_m in range(tile_m * BLOCK_M, seqlen, tiles_m * BLOCK_M):
-            rows = start_m + offs_m
-            mask_m = rows < seqlen
-            a_tile = a_ptr + (begin + rows)[:, None] * stride_am + offs_k[None, :] * stride_ak
-            b_tile = b_cols + offs_k[:, None] * stride_bk
-            acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
-            for start_k in range(0, K, BLOCK_K):
-                mask_k = offs_k < K - start_k
-                a = tl.load(a_tile, mask=mask_m[:, None] & mask_k[None, :], other=0.0)
-                b = tl.load(b_tile, mask=mask_k[:, None] & mask_n[None, :], other=0.0)
-                acc += tl.dot(a, b, input_precision=PRECISION)
-                a_tile += BLOCK_K * stride_ak
-                b_tile += BLOCK_K * stride_bk
-            if HAS_BIAS:
-                acc += bias[None, :]
-            tl.store(
-                c_ptr + (begin + rows)[:, None] * stride_cm + cols[None, :] * stride_cn,
-                acc.to(c_ptr.dtype.element_ty),
-                mask=mask_m[:, None] & mask_n[None, :],
-            )
+        bias_row = bias_ptr + seq.to(tl.int64) * stride_biasb + cols
+        for rows_from in range(start_m, seqlen, tiles_m * BLOCK_M):
+            _bmm_add_rows(
+                rows_from + tl.arange(0, BLOCK_M), cols, seqlen, N, K, a_seq, b_cols, bias_row,
+                c_seq, stride_am, stride_ak, stride_bk, stride_cm, stride_cn,
+                PRECISION, HAS_BIAS, BLOCK_M, BLOCK_N, BLOCK_K,
+            )  # fmt: skip
+
+
+@triton.jit
+def _bmm_add_rows(
+    rows, cols, seqlen, N, K, a_seq, b_cols, bias_row, c_seq,
+    stride_am, stride_ak, stride_bk, stride_cm, stride_cn,
+    PRECISION: tl.constexpr, HAS_BIAS: tl.constexpr, BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+):  # fmt: skip
+    """c[rows, cols] = a[rows] @ b[:, cols] (+ bias[cols]), rows of one sequence."""
+    offs_k = tl.arange(0, BLOCK_K)
+    mask_m = rows < seqlen
+    mask_n = cols < N
+    a_tile = a_seq + rows[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_tile = b_cols + offs_k[:, None] * stride_bk
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for start_k in range(0, K, BLOCK_K):
+        mask_k = offs_k < K - start_k
+        a = tl.load(a_tile, mask=mask_m[:, None] & mask_k[None, :], other=0.0)
+        b = tl.load(b_tile, mask=mask_k[:, None] & mask_n[None, :], other=0.0)
+        acc += tl.dot(a, b, input_precision=PRECISION)
+        a_tile += BLOCK_K * stride_ak
+        b_tile += BLOCK_K * stride_bk
+    if HAS_BIAS:
+        acc += tl.load(bias_row, mask=mask_n, other=0.0).to(tl.float32)[None, :]
+    tl.store(
+        c_seq + rows[:, None] * stride_cm + cols[None, :] * stride_cn,
+        acc.to(c_seq.dtype.element_ty),
+        mask=mask_m[:, None] & mask_n[None, :],
+    )
 
 
 @triton.jit
@@ -261,9 +299,9 @@ FROZEN_CONFIGS = {
                 "config": {
                     "BLOCK_M": 128,
                     "BLOCK_N": 128,
-                    "BLOCK_K": 32,
+                    "BLOCK_K": 64,
                     "num_warps": 4,
-                    "num_stages": 4,
+                    "num_stages": 3,
                 },
             },
             {
@@ -272,10 +310,10 @@ FROZEN_CONFIGS = {
                 "shape": {"B": 256, "max_seq_len": 4096, "D": 128, "T": 256},
                 "config": {
                     "BLOCK_M": 64,
-                    "BLOCK_N": 64,
-                    "BLOCK_K": 32,
-                    "num_warps": 4,
-                    "num_stages": 2,
+                    "BLOCK_N": 128,
+                    "BLOCK_K": 16,
+                    "num_warps": 8,
+                    "num_stages": 3,
                 },
             },
             {
@@ -285,9 +323,9 @@ FROZEN_CONFIGS = {
                 "config": {
                     "BLOCK_M": 128,
                     "BLOCK_N": 128,
-                    "BLOCK_K": 32,
+                    "BLOCK_K": 64,
                     "num_warps": 4,
-                    "num_stages": 4,
+                    "num_stages": 3,
                 },
             },
         ],
@@ -508,7 +546,8 @@ def _dense_bmm_add(kernel, shape, a, b, bias, offsets, max_seq_len, allow_tf32, 
         offsets, a, b, c if bias is None else bias, c, rows, batch, n, k, programs,
         a.stride(0), a.stride(1), b.stride(0), b.stride(1), b.stride(2),
         0 if bias is None else bias.stride(0), c.stride(0), c.stride(1),
-        PRECISION=_precision(allow_tf32, a.device), HAS_BIAS=bias is not None, **blocks, **options,
+        PRECISION=_precision(allow_tf32, a.device), HAS_BIAS=bias is not None,
+        PERSISTENT=programs < tiles, **blocks, **options,
     )  # fmt: skip
     return c
 
