@@ -3,8 +3,9 @@
 #
 #   benchmarks/h200_round.sh SOC OUT verify OP...    # verify each op against upstream
 #   benchmarks/h200_round.sh SOC OUT tune OP...      # autotune run --trials TRIALS (8), then
-#                                                   # freeze as M1 (--force: an unsettled study
-#                                                   # is named, not frozen)
+#                                                   # freeze as LABEL (M1; M2 for issue 27's
+#                                                   # round; --force: an unsettled study is
+#                                                   # named, not frozen)
 #   benchmarks/h200_round.sh SOC OUT baseline OP...  # upstream, the port's default and frozen
 #                                                   # configs interleaved; then the report
 #
@@ -32,7 +33,7 @@ case $step in
       # shellcheck disable=SC2086 # the options are words on purpose
       timeout "${TUNE_S:-120}" python3 -m autotuner run --op "$op" $options --soc "$soc" --trials "${TRIALS:-8}" --quiet >> "$out/tune_$op.txt" 2>&1
       echo "rc=$?" >> "$out/tune_$op.txt"
-      python3 -m autotuner freeze --op "$op" --soc "$soc" --label M1 --force >> "$out/tune_$op.txt" 2>&1
+      python3 -m autotuner freeze --op "$op" --soc "$soc" --label "${LABEL:-M1}" --force >> "$out/tune_$op.txt" 2>&1
     done
     tar czf "$out/frozen.tgz" experimental/triton/atk_test frozen_configs
     ;;

@@ -1,5 +1,5 @@
-"""Every kernel of every op under the interpreter, alone, against the float64 golden, at its default
-and at small and large tiles. The whole op against the golden, every accuracy case and dtype, is
+"""Every kernel of every op under the interpreter, alone, against the float64 golden, at small and
+large tiles. The whole op at its defaults against the golden, every accuracy case and dtype, is
 `autotune verify --all` (tests/test_cli.py, and under triton-ascend tests/test_triton_ascend.py)."""
 
 import pytest
@@ -24,13 +24,18 @@ BOUNDED_BY_MAX_SEQ_LEN = {"concat_2d_jagged", "split_2d_jagged"}
 
 
 def configs(kernel, case):
-    """The default and its small- and large-tile variants, each distinct config once (a kernel
-    without these tunables, the norms' row kernels, has only its default)."""
+    """The default's small- and large-tile variants, each distinct config once, the default left
+    out: every kernel at its default on every accuracy case and dtype is `autotune verify --all`'s
+    (tests/test_cli.py). A kernel without these tunables (the norms' row kernels) has none."""
     default = kernel.default(case)
     variants = [
         {k: VARIANTS[k][i] if k in VARIANTS else v for k, v in default.items()} for i in range(2)
     ]
-    yield from (c for i, c in enumerate([default, *variants]) if c not in [default, *variants][:i])
+    seen = [default]
+    for config in variants:
+        if config not in seen:
+            seen.append(config)
+            yield config
 
 
 def relative_error(actual, golden):
