@@ -12,7 +12,8 @@ later ones in a loop); `v1_increment` for the jagged x jagged kernel.
 
 It ran on the tree b8ceddb, whose port walked the tiles in a loop (at most 32768 programs): that
 is the `port` column of docs/runs/2026-12-02_issue29_H200_b8ceddb_bmm_tile_loop_ab.txt. Since
-then the port has v3's form (one tile per program up to 32768 tiles), so `port` now times that.
+then the port has v3's form (one tile per program up to 32768 tiles, on upstream's 3-D grid since
+issue 29's last change), so `port` now times that.
 
     AUTOTUNE_RECSYS_EXAMPLES=/path/to/recsys-examples python benchmarks/bmm_tile_loop_ab.py
 """

@@ -38,8 +38,8 @@ from .spec import (
 )
 
 NAME = "addmm"
-#: Programs of a launch at most: each walks the output tiles pid, pid + programs, ... (an Ascend
-#: launch over 65535 blocks fails; up to this many tiles it is upstream's one tile per program).
+#: Programs of a launch at most: up to this many tiles, upstream's one tile per program; beyond,
+#: each walks the output tiles pid, pid + programs, ... (an Ascend launch over 65535 blocks fails).
 MAX_PROGRAMS = 32768
 
 # (N, D, T): a single row, no rows, D and T not powers of two, rows not a multiple of a row

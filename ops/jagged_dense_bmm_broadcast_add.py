@@ -45,8 +45,9 @@ from .spec import (
 NAME = "jagged_dense_bmm_broadcast_add"
 UPSTREAM_FILE = "examples/commons/ops/triton_ops/triton_jagged.py"
 UPSTREAM_SHA256 = "bde10fce7c387b0751a274b0625b6ec9f0cb717087c9586a3b31e8e6fe8076ec"
-#: Programs of a launch at most: each walks the tiles pid, pid + programs, ... (an Ascend launch
-#: over 65535 blocks fails; up to this many tiles it is upstream's one tile per program).
+#: Programs of a launch at most: up to this many tiles, upstream's one tile per program (its 3-D
+#: grid); beyond, each walks the tiles pid, pid + programs, ... (an Ascend launch over 65535
+#: blocks fails).
 MAX_PROGRAMS = 32768
 #: Letters of the shape keys in case names (b4_n16_d32_t20_fp32, as jagged_dense_bmm's).
 _LETTERS = {"B": "b", "max_seq_len": "n", "D": "d", "T": "t"}

@@ -5,9 +5,9 @@
 # Ascend port of recsys-examples' Triton addmm with optional SiLU (NVIDIA/recsys-examples,
 # examples/hstu/ops/triton_ops/triton_addmm.py, see README.md), written here: z = x @ w + bias
 # (bias [T] broadcast over the rows, or [N, T]) and y = silu(z), one output tile per program in
-# upstream's GROUP_M order. Differences from upstream: the programs walk the tiles (at most 32768
-# programs: an Ascend launch takes at most 65535 blocks), a 1-D grid, SiLU as z / (1 + exp(-z))
-# (libdevice's fast_dividef is CUDA's), tl.dot's precision "hf32" on an NPU where TF32 is allowed,
+# upstream's GROUP_M order. Differences from upstream: a 1-D grid, one tile per program up to
+# 32768 tiles, beyond that 32768 programs walking the tiles (an Ascend launch takes at most 65535
+# blocks), SiLU as z / (1 + exp(-z)) (libdevice's fast_dividef is CUDA's), tl.dot's precision "hf32" on an NPU where TF32 is allowed,
 # and the config passed per launch from the frozen configs below (upstream: Triton's autotuner).
 # The backward is torch, as upstream's.
 """Triton port of addmm: z = x [N, D] @ w [D, T] + bias, y = silu(z); its backward in torch."""
@@ -30,53 +30,76 @@ def _addmm_fwd_kernel(
     X, W, Bias, Z, Y, M, N, K, num_programs,
     stride_xm, stride_xk, stride_wk, stride_wn, stride_bm, stride_bn, stride_zm, stride_zn,
     PRECISION: tl.constexpr, BROADCAST_BIAS: tl.constexpr, SILU: tl.constexpr,
+    KEEP_Z: tl.constexpr, PERSISTENT: tl.constexpr, BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+):  # fmt: skip
+    """z = x @ w + bias per [BLOCK_M, BLOCK_N] tile, fp32 accumulation; Z and Y share strides.
+    One tile per program, or with PERSISTENT (more tiles than programs) the tiles pid,
+    pid + num_programs, ... (a loop over the tiles cost 9-37% in jagged_dense_bmm_broadcast_add's
+    kernel on the H200, docs/benchmarks.md)."""
+    if PERSISTENT:
+        tiles = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N)
+        for tile in range(tl.program_id(0), tiles, num_programs):
+            _addmm_tile(
+                tile, X, W, Bias, Z, Y, M, N, K, stride_xm, stride_xk, stride_wk, stride_wn,
+                stride_bm, stride_bn, stride_zm, stride_zn, PRECISION, BROADCAST_BIAS, SILU,
+                KEEP_Z, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M,
+            )  # fmt: skip
+    else:
+        _addmm_tile(
+            tl.program_id(0), X, W, Bias, Z, Y, M, N, K, stride_xm, stride_xk, stride_wk,
+            stride_wn, stride_bm, stride_bn, stride_zm, stride_zn, PRECISION, BROADCAST_BIAS,
+            SILU, KEEP_Z, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M,
+        )  # fmt: skip
+
+
+@triton.jit
+def _addmm_tile(
+    tile, X, W, Bias, Z, Y, M, N, K,
+    stride_xm, stride_xk, stride_wk, stride_wn, stride_bm, stride_bn, stride_zm, stride_zn,
+    PRECISION: tl.constexpr, BROADCAST_BIAS: tl.constexpr, SILU: tl.constexpr,
     KEEP_Z: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     GROUP_M: tl.constexpr,
 ):  # fmt: skip
-    """z = x @ w + bias per [BLOCK_M, BLOCK_N] tile, fp32 accumulation; Z and Y share strides."""
-    pid = tl.program_id(0)
+    """One output tile; GROUP_M row blocks walk the column blocks together (their w columns stay
+    in cache)."""
     tiles_m = tl.cdiv(M, BLOCK_M)
-    tiles_n = tl.cdiv(N, BLOCK_N)
-    per_group = GROUP_M * tiles_n
-    offs_m = tl.arange(0, BLOCK_M)
-    offs_n = tl.arange(0, BLOCK_N)
+    per_group = GROUP_M * tl.cdiv(N, BLOCK_N)
+    first_m = (tile // per_group) * GROUP_M
+    group_rows = tl.minimum(tiles_m - first_m, GROUP_M)
+    tile_m = first_m + tile % group_rows
+    tile_n = (tile % per_group) // group_rows
+    rows = (tile_m * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)
+    cols = tile_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
-    for tile in range(pid, tiles_m * tiles_n, num_programs):
-        # GROUP_M row blocks walk the column blocks together (their w columns stay in cache).
-        first_m = (tile // per_group) * GROUP_M
-        group_rows = tl.minimum(tiles_m - first_m, GROUP_M)
-        tile_m = first_m + tile % group_rows
-        tile_n = (tile % per_group) // group_rows
-        rows = (tile_m * BLOCK_M + offs_m).to(tl.int64)
-        cols = tile_n * BLOCK_N + offs_n
-        mask_m = rows < M
-        mask_n = cols < N
-        x_tile = X + rows[:, None] * stride_xm + offs_k[None, :] * stride_xk
-        w_tile = W + offs_k[:, None] * stride_wk + cols[None, :] * stride_wn
-        acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
-        for start in range(0, K, BLOCK_K):
-            mask_k = offs_k < K - start
-            a = tl.load(x_tile, mask=mask_m[:, None] & mask_k[None, :], other=0.0)
-            b = tl.load(w_tile, mask=mask_k[:, None] & mask_n[None, :], other=0.0)
-            acc += tl.dot(a, b, input_precision=PRECISION)
-            x_tile += BLOCK_K * stride_xk
-            w_tile += BLOCK_K * stride_wk
-        mask = mask_m[:, None] & mask_n[None, :]
-        if BROADCAST_BIAS:
-            bias = tl.load(Bias + cols * stride_bn, mask=mask_n, other=0.0)
-            z = acc + bias.to(tl.float32)[None, :]
-        else:
-            bias = tl.load(
-                Bias + rows[:, None] * stride_bm + cols[None, :] * stride_bn, mask=mask, other=0.0
-            )
-            z = acc + bias.to(tl.float32)
-        out = rows[:, None] * stride_zm + cols[None, :] * stride_zn
-        if KEEP_Z:
-            tl.store(Z + out, z.to(Z.dtype.element_ty), mask=mask)
-        if SILU:
-            # SiLU of z as stored (rounded to the output dtype), what the backward reads.
-            zq = z.to(Y.dtype.element_ty).to(tl.float32)
-            tl.store(Y + out, (zq / (1.0 + tl.exp(-zq))).to(Y.dtype.element_ty), mask=mask)
+    mask_m = rows < M
+    mask_n = cols < N
+    x_tile = X + rows[:, None] * stride_xm + offs_k[None, :] * stride_xk
+    w_tile = W + offs_k[:, None] * stride_wk + cols[None, :] * stride_wn
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for start in range(0, K, BLOCK_K):
+        mask_k = offs_k < K - start
+        a = tl.load(x_tile, mask=mask_m[:, None] & mask_k[None, :], other=0.0)
+        b = tl.load(w_tile, mask=mask_k[:, None] & mask_n[None, :], other=0.0)
+        acc += tl.dot(a, b, input_precision=PRECISION)
+        x_tile += BLOCK_K * stride_xk
+        w_tile += BLOCK_K * stride_wk
+    mask = mask_m[:, None] & mask_n[None, :]
+    if BROADCAST_BIAS:
+        bias = tl.load(Bias + cols * stride_bn, mask=mask_n, other=0.0)
+        z = acc + bias.to(tl.float32)[None, :]
+    else:
+        bias = tl.load(
+            Bias + rows[:, None] * stride_bm + cols[None, :] * stride_bn, mask=mask, other=0.0
+        )
+        z = acc + bias.to(tl.float32)
+    out = rows[:, None] * stride_zm + cols[None, :] * stride_zn
+    if KEEP_Z:
+        tl.store(Z + out, z.to(Z.dtype.element_ty), mask=mask)
+    if SILU:
+        # SiLU of z as stored (rounded to the output dtype), what the backward reads.
+        zq = z.to(Y.dtype.element_ty).to(tl.float32)
+        tl.store(Y + out, (zq / (1.0 + tl.exp(-zq))).to(Y.dtype.element_ty), mask=mask)
 
 
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
@@ -371,7 +394,7 @@ def addmm_fwd(x, w, bias, silu=False, keep_z=True, allow_tf32=False, *, config=N
         x.stride(0), x.stride(1), w.stride(0), w.stride(1),
         0 if broadcast else bias.stride(0), bias.stride(-1), out.stride(0), out.stride(1),
         PRECISION=_precision(allow_tf32, x.device), BROADCAST_BIAS=broadcast, SILU=silu,
-        KEEP_Z=keep_z, GROUP_M=group, **blocks, **options,
+        KEEP_Z=keep_z, PERSISTENT=programs < tiles, GROUP_M=group, **blocks, **options,
     )  # fmt: skip
     return z, y
 

@@ -7,8 +7,8 @@
 # out[rows of b] = x[rows of b] @ y[b] + bias[b]. The backward runs the same two kernels as
 # upstream's autograd Function: dx = dout @ y^T (the jagged x dense kernel without bias) and
 # dy = x^T @ dout with dbias = the rows of dout summed (the jagged x jagged kernel's reduce-sum).
-# Differences from upstream: a 1-D grid in upstream's tile order, one tile per program up to 32768
-# tiles, beyond that 32768 programs walk the tiles (an Ascend launch takes at most 65535 blocks);
+# Differences from upstream: upstream's 3-D grid, one tile per program, up to 32768 tiles, beyond
+# that a 1-D grid of 32768 programs walking the tiles (an Ascend launch takes at most 65535 blocks);
 # every row is computed, also those of a sequence longer than max_seq_len (upstream leaves them
 # unwritten); tl.dot's precision "hf32" on an NPU where TF32 is allowed; the config passed per
 # launch from the frozen configs below (upstream: Triton's autotuner over _get_bmm_configs).
@@ -37,21 +37,26 @@ def _jagged_dense_bmm_add_kernel(
     """c[rows of b] = a[rows of b] @ b_dense[b] (+ bias[b]): a [sum_L, K] jagged, b_dense
     [B, K, N], bias [B, N], c [sum_L, N]; fp32 accumulation.
 
-    The tiles are upstream's grid in its launch order (N blocks, then the row blocks of
-    max_seq_len, then the sequences): one per program, or with PERSISTENT (more tiles than
-    programs) tiles pid, pid + num_programs, ... On the H200 the loop over the tiles took 9-37%
-    more than one tile per program at the same config (docs/benchmarks.md)."""
+    One tile per program on upstream's 3-D grid (N blocks, row blocks of max_seq_len,
+    sequences), or with PERSISTENT (more tiles than one launch takes) a 1-D grid whose programs
+    take the tiles pid, pid + num_programs, ... in that order. On the H200 the loop over the
+    tiles took 9-37% more than one tile per program at the same config (docs/benchmarks.md).
+    An Ascend launch flattens any grid to gridX * gridY * gridZ blocks (triton-ascend v3.2.0
+    ascend/backend/driver.py:728-742), so the 3-D grid's limit is the 1-D one's."""
     if PERSISTENT:
-        tiles = batch * tl.cdiv(max_seq_len, BLOCK_M) * tl.cdiv(N, BLOCK_N)
-        for tile in range(tl.program_id(0), tiles, num_programs):
+        tiles_n = tl.cdiv(N, BLOCK_N)
+        per_seq = tl.cdiv(max_seq_len, BLOCK_M) * tiles_n
+        for tile in range(tl.program_id(0), batch * per_seq, num_programs):
             _bmm_add_tile(
-                tile, offsets_ptr, a_ptr, b_ptr, bias_ptr, c_ptr, max_seq_len, N, K,
+                tile // per_seq, (tile % per_seq) // tiles_n, tile % tiles_n, offsets_ptr,
+                a_ptr, b_ptr, bias_ptr, c_ptr, max_seq_len, N, K,
                 stride_am, stride_ak, stride_bb, stride_bk, stride_bn, stride_biasb, stride_cm,
                 stride_cn, PRECISION, HAS_BIAS, BLOCK_M, BLOCK_N, BLOCK_K,
             )  # fmt: skip
     else:
         _bmm_add_tile(
-            tl.program_id(0), offsets_ptr, a_ptr, b_ptr, bias_ptr, c_ptr, max_seq_len, N, K,
+            tl.program_id(2), tl.program_id(1), tl.program_id(0), offsets_ptr, a_ptr, b_ptr,
+            bias_ptr, c_ptr, max_seq_len, N, K,
             stride_am, stride_ak, stride_bb, stride_bk, stride_bn, stride_biasb, stride_cm,
             stride_cn, PRECISION, HAS_BIAS, BLOCK_M, BLOCK_N, BLOCK_K,
         )  # fmt: skip
@@ -59,7 +64,7 @@ def _jagged_dense_bmm_add_kernel(
 
 @triton.jit
 def _bmm_add_tile(
-    tile, offsets_ptr, a_ptr, b_ptr, bias_ptr, c_ptr, max_seq_len, N, K,
+    seq, tile_m, tile_n, offsets_ptr, a_ptr, b_ptr, bias_ptr, c_ptr, max_seq_len, N, K,
     stride_am, stride_ak, stride_bb, stride_bk, stride_bn, stride_biasb, stride_cm, stride_cn,
     PRECISION: tl.constexpr, HAS_BIAS: tl.constexpr, BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
@@ -67,12 +72,9 @@ def _bmm_add_tile(
     """One tile: its row block of the sequence, then the blocks max_seq_len rows further on of a
     sequence longer than max_seq_len. The sequence's int64 start moves the base pointers, the
     tile's offsets stay int32 (upstream's arithmetic)."""
-    tiles_n = tl.cdiv(N, BLOCK_N)
-    tiles_m = tl.cdiv(max_seq_len, BLOCK_M)
-    per_seq = tiles_m * tiles_n
-    seq = tile // per_seq
-    start_m = ((tile % per_seq) // tiles_n) * BLOCK_M
-    cols = (tile % tiles_n) * BLOCK_N + tl.arange(0, BLOCK_N)
+    row_step = tl.cdiv(max_seq_len, BLOCK_M) * BLOCK_M
+    start_m = tile_m * BLOCK_M
+    cols = tile_n * BLOCK_N + tl.arange(0, BLOCK_N)
     begin = tl.load(offsets_ptr + seq).to(tl.int64)
     seqlen = (tl.load(offsets_ptr + seq + 1) - begin).to(tl.int32)
     if start_m < seqlen:
@@ -80,7 +82,7 @@ def _bmm_add_tile(
         c_seq = c_ptr + begin * stride_cm
         b_cols = b_ptr + seq.to(tl.int64) * stride_bb + cols[None, :] * stride_bn
         bias_row = bias_ptr + seq.to(tl.int64) * stride_biasb + cols
-        for rows_from in range(start_m, seqlen, tiles_m * BLOCK_M):
+        for rows_from in range(start_m, seqlen, row_step):
             _bmm_add_rows(
                 rows_from + tl.arange(0, BLOCK_M), cols, seqlen, N, K, a_seq, b_cols, bias_row,
                 c_seq, stride_am, stride_ak, stride_bk, stride_cm, stride_cn,
@@ -540,9 +542,10 @@ def _dense_bmm_add(kernel, shape, a, b, bias, offsets, max_seq_len, allow_tf32, 
     if c.numel() == 0:
         return c
     rows = max(int(max_seq_len), 1)  # the grid's row blocks per sequence (at least one)
-    tiles = triton.cdiv(rows, blocks["BLOCK_M"]) * triton.cdiv(n, blocks["BLOCK_N"]) * batch
+    grid = (triton.cdiv(n, blocks["BLOCK_N"]), triton.cdiv(rows, blocks["BLOCK_M"]), batch)
+    tiles = math.prod(grid)
     programs = _programs(tiles)
-    _jagged_dense_bmm_add_kernel[(programs,)](
+    _jagged_dense_bmm_add_kernel[grid if programs == tiles else (programs,)](
         offsets, a, b, c if bias is None else bias, c, rows, batch, n, k, programs,
         a.stride(0), a.stride(1), b.stride(0), b.stride(1), b.stride(2),
         0 if bias is None else bias.stride(0), c.stride(0), c.stride(1),
