@@ -113,12 +113,12 @@ FROZEN_CONFIGS = {
                 "dtype": "bfloat16",
                 "shape": {"N": 1048576, "D": 256, "T": 256},
                 "config": {
-                    "BLOCK_M": 128,
-                    "BLOCK_N": 64,
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 128,
                     "BLOCK_K": 32,
                     "GROUP_M": 8,
                     "num_warps": 4,
-                    "num_stages": 5,
+                    "num_stages": 4,
                 },
             },
             {
@@ -139,12 +139,12 @@ FROZEN_CONFIGS = {
                 "dtype": "bfloat16",
                 "shape": {"N": 131072, "D": 512, "T": 512},
                 "config": {
-                    "BLOCK_M": 128,
+                    "BLOCK_M": 64,
                     "BLOCK_N": 128,
                     "BLOCK_K": 32,
                     "GROUP_M": 8,
                     "num_warps": 4,
-                    "num_stages": 5,
+                    "num_stages": 4,
                 },
             },
             {
@@ -152,7 +152,7 @@ FROZEN_CONFIGS = {
                 "dtype": "float16",
                 "shape": {"N": 262144, "D": 256, "T": 1024},
                 "config": {
-                    "BLOCK_M": 128,
+                    "BLOCK_M": 64,
                     "BLOCK_N": 128,
                     "BLOCK_K": 32,
                     "GROUP_M": 8,
