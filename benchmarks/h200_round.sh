@@ -15,8 +15,17 @@
 # Each command has a timeout (seconds: VERIFY_S, TUNE_S per op, BASELINE_S) so that the call ends
 # inside its limit; every log goes to OUT, and `tune` packs the files freeze rewrote into
 # OUT/frozen.tgz. The database is AUTOTUNE_DB's.
+#
+# Every number records the project commit (`project_commit`). On a copy of the tree whose .git
+# lags behind it (a device machine's), HEAD names an older commit: there, set
+# AUTOTUNE_PROJECT_COMMIT to the commit of the tree you sent; a tree that differs from its HEAD
+# without it is refused.
 set -uo pipefail
 soc=$1 out=$2 step=$3; shift 3
+if [ -z "${AUTOTUNE_PROJECT_COMMIT:-}" ] && [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+  echo "h200_round.sh: the tree differs from HEAD $(git rev-parse --short HEAD 2>/dev/null); set AUTOTUNE_PROJECT_COMMIT to the commit it is, or commit first" >&2
+  exit 2
+fi
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
 ops=(); for op in "$@"; do ops+=(--op "$op"); done
