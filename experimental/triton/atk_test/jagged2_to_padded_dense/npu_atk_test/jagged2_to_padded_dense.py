@@ -323,6 +323,11 @@ def jagged2_lengths(offsets):
     return torch.sqrt(offsets[1:] - offsets[0:-1:1]).to(torch.int32)
 
 
+def _check_lengths(lengths, offsets):
+    if lengths is not None and not torch.equal(lengths, jagged2_lengths(offsets)):
+        raise ValueError("lengths must be jagged2_lengths(offsets): floor(sqrt(segment sizes))")
+
+
 def _check_jagged2(offsets, total, max_len):
     if max_len < 0:
         raise ValueError(f"max_length must be non-negative, got {max_len}")
@@ -330,14 +335,16 @@ def _check_jagged2(offsets, total, max_len):
 
 
 def jagged2_to_padded_dense_fwd(
-    values, offsets, max_length, padding_value=0.0, *, config=None, check=False
+    values, offsets, max_length, padding_value=0.0, *, lengths=None, config=None, check=False
 ):
-    """values [sum L_b^2] -> [B, max_length, max_length], padded with `padding_value`."""
+    """values [sum L_b^2] -> [B, max_length, max_length], padded with `padding_value`.
+    `lengths` (= jagged2_lengths(offsets)) spares computing them when the caller has them."""
     max_len = int(max_length)
     if _checked(check):
         if values.dim() != 1:
             raise ValueError(f"values must be a 1-D jagged2 tensor, got {tuple(values.shape)}")
         _check_jagged2(offsets, values.numel(), max_len)
+        _check_lengths(lengths, offsets)
     batch = offsets.numel() - 1
     shape = {"B": batch, "max_seq_len": max_len}
     blocks, options = _configure("fwd", config, shape, values)
@@ -346,17 +353,20 @@ def jagged2_to_padded_dense_fwd(
         return out
     grid = (triton.cdiv(max_len, blocks["BLOCK_M"]), triton.cdiv(max_len, blocks["BLOCK_N"]), batch)
     _jagged2_to_padded_dense_kernel[grid](
-        values, jagged2_lengths(offsets), offsets, out, max_len, padding_value,
+        values, jagged2_lengths(offsets) if lengths is None else lengths, offsets, out, max_len,
+        padding_value,
         out.stride(0), out.stride(1), out.stride(2), **blocks, **options,
     )  # fmt: skip
     return out
 
 
 def padded_dense_to_jagged2_fwd(
-    dense, offsets, max_length, total_length=None, *, config=None, check=False
+    dense, offsets, max_length, total_length=None, *, lengths=None, config=None, check=False
 ):
     """[B, max_length, max_length] -> jagged2 [offsets[-1]] (the backward of the forward).
-    `total_length` (= offsets[-1]) spares a device-to-host read when the caller knows it.
+    `total_length` (= offsets[-1]) spares a device-to-host read when the caller knows it, and
+    `lengths` (= jagged2_lengths(offsets), saved by the forward as upstream's) three small
+    kernels before this one.
     """
     max_len = int(max_length)
     batch = offsets.numel() - 1
@@ -373,6 +383,7 @@ def padded_dense_to_jagged2_fwd(
                 f"dense must be [B, max_length, max_length] = [{batch}, {max_len}, {max_len}], got {tuple(dense.shape)}"
             )
         _check_jagged2(offsets, int(offsets[-1]) if offsets.numel() else 0, max_len)
+        _check_lengths(lengths, offsets)
     out = torch.empty(total_length, dtype=dense.dtype, device=dense.device)
     shape = {"B": batch, "max_seq_len": max_len}
     blocks, options = _configure("bwd", config, shape, dense)
@@ -384,7 +395,7 @@ def padded_dense_to_jagged2_fwd(
         batch,
     )
     _padded_dense_to_jagged2_kernel[grid](
-        dense, jagged2_lengths(offsets), offsets, out, max_len,
+        dense, jagged2_lengths(offsets) if lengths is None else lengths, offsets, out, max_len,
         dense.stride(0), dense.stride(1), dense.stride(2), **blocks, **options,
     )  # fmt: skip
     return out
@@ -393,14 +404,18 @@ def padded_dense_to_jagged2_fwd(
 class Jagged2ToPaddedDense(torch.autograd.Function):
     @staticmethod
     def forward(ctx, values, offsets, max_length, padding_value):
+        lengths = jagged2_lengths(offsets)
         ctx.max_length = max_length
-        ctx.save_for_backward(offsets)
-        return jagged2_to_padded_dense_fwd(values, offsets, max_length, padding_value)
+        ctx.save_for_backward(offsets, lengths)  # as upstream: the backward reuses the lengths
+        return jagged2_to_padded_dense_fwd(
+            values, offsets, max_length, padding_value, lengths=lengths
+        )
 
     @staticmethod
     def backward(ctx, grad_output):
-        (offsets,) = ctx.saved_tensors
-        return padded_dense_to_jagged2_fwd(grad_output, offsets, ctx.max_length), None, None, None
+        offsets, lengths = ctx.saved_tensors
+        dvalues = padded_dense_to_jagged2_fwd(grad_output, offsets, ctx.max_length, lengths=lengths)
+        return dvalues, None, None, None
 
 
 def jagged2_to_padded_dense(values, offsets, max_length, padding_value=0.0):
