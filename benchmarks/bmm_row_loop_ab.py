@@ -1,0 +1,188 @@
+"""A/B of jagged_dense_bmm_broadcast_add's forward on a GPU: the port's kernel against upstream's
+raw kernel (its `triton.autotune` bypassed) and two variants of the port's row-block loop, at the
+port's frozen config of each performance case, interleaved.
+
+The port computes every row of a sequence, also past max_seq_len, with a loop over the row blocks
+max_seq_len apart. Compiled for sm_90a here (no GPU: `triton.compile` to PTX, then ptxas), at the
+fp32 case's frozen config that loop takes the kernel from 172 registers (as upstream's 174) to
+255. Variants: `no_loop` (upstream's structure: the first row block only, rows past max_seq_len
+not computed: equal to the port's output on the performance cases, whose sequences all fit) and
+`noinline_rest` (the first row block inline, the later ones through a `noinline` function, which
+keeps the main path's registers at 172).
+
+Each variant's output is compared bit for bit with the port's; the times are the project's timer
+(`Backend.samples`: L2 flushed and the launch covered before each call), `--rounds` rounds of
+`--reps` calls of each in turn, and a variant wins or loses against the port by the search's A/B
+rule (at least 1% with a one-sided Mann-Whitney p < 0.01).
+
+    AUTOTUNE_RECSYS_EXAMPLES=/path/to/recsys-examples python benchmarks/bmm_row_loop_ab.py --soc H200
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from collections.abc import Callable
+
+import torch
+import triton
+import triton.language as tl
+
+from autotuner.backends import get_backend
+from autotuner.measure.stats import faster_beyond_noise
+from autotuner.search.settle import frozen_config
+from ops import get_op
+from ops.ports import load_port
+
+OP = "jagged_dense_bmm_broadcast_add"
+PORT = load_port(OP)
+_bmm_add_rows = PORT._bmm_add_rows  # the port's own row-block helper, called by the variants
+MIN_GAIN, ALPHA = 0.01, 0.01
+
+
+@triton.jit
+def _no_loop_kernel(
+    offsets_ptr, a_ptr, b_ptr, bias_ptr, c_ptr, N, K,
+    stride_am, stride_ak, stride_bb, stride_bk, stride_bn, stride_biasb, stride_cm, stride_cn,
+    PRECISION: tl.constexpr, HAS_BIAS: tl.constexpr, BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+):  # fmt: skip
+    seq = tl.program_id(2)
+    start_m = tl.program_id(1) * BLOCK_M
+    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    begin = tl.load(offsets_ptr + seq).to(tl.int64)
+    seqlen = (tl.load(offsets_ptr + seq + 1) - begin).to(tl.int32)
+    if start_m < seqlen:
+        _bmm_add_rows(
+            start_m + tl.arange(0, BLOCK_M), cols, seqlen, N, K, a_ptr + begin * stride_am,
+            b_ptr + seq.to(tl.int64) * stride_bb + cols[None, :] * stride_bn,
+            bias_ptr + seq.to(tl.int64) * stride_biasb + cols, c_ptr + begin * stride_cm,
+            stride_am, stride_ak, stride_bk, stride_cm, stride_cn,
+            PRECISION, HAS_BIAS, BLOCK_M, BLOCK_N, BLOCK_K,
+        )  # fmt: skip
+
+
+@triton.jit
+def _noinline_rest_kernel(
+    offsets_ptr, a_ptr, b_ptr, bias_ptr, c_ptr, max_seq_len, N, K,
+    stride_am, stride_ak, stride_bb, stride_bk, stride_bn, stride_biasb, stride_cm, stride_cn,
+    PRECISION: tl.constexpr, HAS_BIAS: tl.constexpr, BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+):  # fmt: skip
+    seq = tl.program_id(2)
+    start_m = tl.program_id(1) * BLOCK_M
+    col0 = tl.program_id(0) * BLOCK_N
+    cols = col0 + tl.arange(0, BLOCK_N)
+    begin = tl.load(offsets_ptr + seq).to(tl.int64)
+    seqlen = (tl.load(offsets_ptr + seq + 1) - begin).to(tl.int32)
+    if start_m < seqlen:
+        a_seq = a_ptr + begin * stride_am
+        c_seq = c_ptr + begin * stride_cm
+        b_seq = b_ptr + seq.to(tl.int64) * stride_bb
+        bias_seq = bias_ptr + seq.to(tl.int64) * stride_biasb
+        _bmm_add_rows(
+            start_m + tl.arange(0, BLOCK_M), cols, seqlen, N, K, a_seq,
+            b_seq + cols[None, :] * stride_bn, bias_seq + cols, c_seq,
+            stride_am, stride_ak, stride_bk, stride_cm, stride_cn,
+            PRECISION, HAS_BIAS, BLOCK_M, BLOCK_N, BLOCK_K,
+        )  # fmt: skip
+        row_step = tl.cdiv(max_seq_len, BLOCK_M) * BLOCK_M
+        for row0 in range(start_m + row_step, seqlen, row_step):
+            _later_rows(
+                row0, col0, seqlen, N, K, a_seq, b_seq, bias_seq, c_seq,
+                stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                PRECISION, HAS_BIAS, BLOCK_M, BLOCK_N, BLOCK_K,
+            )  # fmt: skip
+
+
+@triton.jit(noinline=True)
+def _later_rows(
+    row0, col0, seqlen, N, K, a_seq, b_seq, bias_seq, c_seq,
+    stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+    PRECISION: tl.constexpr, HAS_BIAS: tl.constexpr, BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+):  # fmt: skip
+    """A row block past max_seq_len (a noinline function takes scalars only)."""
+    cols = col0 + tl.arange(0, BLOCK_N)
+    _bmm_add_rows(
+        row0 + tl.arange(0, BLOCK_M), cols, seqlen, N, K, a_seq, b_seq + cols[None, :] * stride_bn,
+        bias_seq + cols, c_seq, stride_am, stride_ak, stride_bk, stride_cm, stride_cn,
+        PRECISION, HAS_BIAS, BLOCK_M, BLOCK_N, BLOCK_K,
+    )  # fmt: skip
+
+
+def calls(inputs: dict, config: dict, up) -> dict[str, tuple[Callable[[], object], torch.Tensor]]:
+    """name -> (a call of the forward at `config`, the tensor it writes)."""
+    x, y, bias, offsets = (inputs[k] for k in ("x", "y", "bias", "offsets"))
+    msl = int(inputs["max_seq_len"])
+    batch, k, n = y.shape
+    blocks = {key: v for key, v in config.items() if key.startswith("BLOCK_")}
+    options = {"num_warps": config["num_warps"], "num_stages": config["num_stages"]}
+    grid = (triton.cdiv(n, blocks["BLOCK_N"]), triton.cdiv(msl, blocks["BLOCK_M"]), batch)
+    strides = (x.stride(0), x.stride(1), y.stride(0), y.stride(1), y.stride(2), bias.stride(0))
+    out = {name: torch.zeros(x.size(0), n, dtype=x.dtype, device=x.device) for name in
+           ("upstream", "port", "no_loop", "noinline_rest")}  # fmt: skip
+    variants = {
+        "upstream": lambda c: up.jagged_dense_bmm_broadcast_add_kernel.fn[grid](
+            offsets, x, y, bias, c, msl, n, k, x.stride(0), y.stride(0), y.stride(1), y.stride(2),
+            bias.stride(0), c.stride(0), HAS_BIAS=True, ALLOW_TF32=False, **blocks, **options,
+        ),
+        "port": lambda c: PORT._jagged_dense_bmm_add_kernel[grid](
+            offsets, x, y, bias, c, msl, batch, n, k, 1, *strides, c.stride(0), c.stride(1),
+            PRECISION="ieee", HAS_BIAS=True, PERSISTENT=False, **blocks, **options,
+        ),
+        "no_loop": lambda c: _no_loop_kernel[grid](
+            offsets, x, y, bias, c, n, k, *strides, c.stride(0), c.stride(1),
+            PRECISION="ieee", HAS_BIAS=True, **blocks, **options,
+        ),
+        "noinline_rest": lambda c: _noinline_rest_kernel[grid](
+            offsets, x, y, bias, c, msl, n, k, *strides, c.stride(0), c.stride(1),
+            PRECISION="ieee", HAS_BIAS=True, **blocks, **options,
+        ),
+    }  # fmt: skip
+    return {name: (lambda f=f, c=out[name]: f(c), out[name]) for name, f in variants.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--soc", required=True, help="a GPU soc (H200)")
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--reps", type=int, default=10)
+    args = parser.parse_args()
+    backend = get_backend(args.soc)
+    if backend.is_interpreter:
+        raise SystemExit(
+            "bmm_row_loop_ab.py times kernels: it needs a GPU soc, not the interpreter"
+        )
+    spec = get_op(OP)
+    up = spec.upstream.load()
+    print(f"# {backend.describe()}, versions {backend.versions()}")
+    for case in spec.cases("performance"):
+        config = frozen_config(OP, args.soc, "fwd", case.name) or spec.kernel("fwd").default(case)
+        inputs = spec.make_inputs(case, backend.device)
+        fns = calls(inputs, config, up)
+        for fn, _ in fns.values():
+            fn()  # compile, and the outputs compared below
+        backend.synchronize()
+        port_out = fns["port"][1]
+        same = {name: torch.equal(out, port_out) for name, (_, out) in fns.items()}
+        samples: dict[str, list[float]] = {name: [] for name in fns}
+        for _ in range(args.rounds):
+            for name, (fn, _) in fns.items():
+                samples[name] += backend.samples(fn, args.reps)
+        port = samples["port"]
+        cells = []
+        for name, times in samples.items():
+            wins, gain, p = faster_beyond_noise(times, port, MIN_GAIN, ALPHA)
+            loses = faster_beyond_noise(port, times, MIN_GAIN, ALPHA)[0]
+            verdict = "" if name == "port" else " wins" if wins else " loses" if loses else " ties"
+            q = statistics.quantiles(times, n=5)
+            cells.append(
+                f"{name} {statistics.median(times):.4f} ({q[0]:.4f}-{q[3]:.4f}, n={len(times)},"
+                f" {-gain:+.1%} vs port{verdict}, same-as-port {same[name]})"
+            )
+        print(f"{case.name} {config}: " + "; ".join(cells), flush=True)
+
+
+if __name__ == "__main__":
+    main()
