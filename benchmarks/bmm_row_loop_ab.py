@@ -8,7 +8,11 @@ fp32 case's frozen config that loop takes the kernel from 172 registers (as upst
 255. Variants: `no_loop` (upstream's structure: the first row block only, rows past max_seq_len
 not computed: equal to the port's output on the performance cases, whose sequences all fit) and
 `noinline_rest` (the first row block inline, the later ones through a `noinline` function, which
-keeps the main path's registers at 172).
+keeps the main path's registers at 172). At 8 warps both counts allow one program per SM, so
+whether the registers are the cost is what this measures. `noinline_rest` is not a port
+candidate as it stands: triton-ascend 3.2.0 refuses a kernel calling a noinline function (an
+empty MLIRCompilationError within 0.2 s for every case's default on the 910B and the 950PR);
+inline forms of it (the later blocks unpipelined, or from scalars) stay at 255 registers.
 
 Each variant's output is compared bit for bit with the port's; the times are the project's timer
 (`Backend.samples`: L2 flushed and the launch covered before each call), `--rounds` rounds of
