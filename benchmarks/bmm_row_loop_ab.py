@@ -45,34 +45,15 @@ MIN_GAIN, ALPHA = 0.01, 0.01
 
 
 @triton.jit
-def _no_loop_kernel(
-    offsets_ptr, a_ptr, b_ptr, bias_ptr, c_ptr, N, K,
-    stride_am, stride_ak, stride_bb, stride_bk, stride_bn, stride_biasb, stride_cm, stride_cn,
-    PRECISION: tl.constexpr, HAS_BIAS: tl.constexpr, BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-):  # fmt: skip
-    seq = tl.program_id(2)
-    start_m = tl.program_id(1) * BLOCK_M
-    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
-    begin = tl.load(offsets_ptr + seq).to(tl.int64)
-    seqlen = (tl.load(offsets_ptr + seq + 1) - begin).to(tl.int32)
-    if start_m < seqlen:
-        _bmm_add_rows(
-            start_m + tl.arange(0, BLOCK_M), cols, seqlen, N, K, a_ptr + begin * stride_am,
-            b_ptr + seq.to(tl.int64) * stride_bb + cols[None, :] * stride_bn,
-            bias_ptr + seq.to(tl.int64) * stride_biasb + cols, c_ptr + begin * stride_cm,
-            stride_am, stride_ak, stride_bk, stride_cm, stride_cn,
-            PRECISION, HAS_BIAS, BLOCK_M, BLOCK_N, BLOCK_K,
-        )  # fmt: skip
-
-
-@triton.jit
-def _noinline_rest_kernel(
+def _variant_kernel(
     offsets_ptr, a_ptr, b_ptr, bias_ptr, c_ptr, max_seq_len, N, K,
     stride_am, stride_ak, stride_bb, stride_bk, stride_bn, stride_biasb, stride_cm, stride_cn,
-    PRECISION: tl.constexpr, HAS_BIAS: tl.constexpr, BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    PRECISION: tl.constexpr, HAS_BIAS: tl.constexpr, LATER_ROWS: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
 ):  # fmt: skip
+    """The first row block of the tile inline; with LATER_ROWS the blocks max_seq_len rows
+    further on through the noinline `_later_rows` (`noinline_rest`), without them not at all
+    (`no_loop`)."""
     seq = tl.program_id(2)
     start_m = tl.program_id(1) * BLOCK_M
     col0 = tl.program_id(0) * BLOCK_N
@@ -90,13 +71,14 @@ def _noinline_rest_kernel(
             stride_am, stride_ak, stride_bk, stride_cm, stride_cn,
             PRECISION, HAS_BIAS, BLOCK_M, BLOCK_N, BLOCK_K,
         )  # fmt: skip
-        row_step = tl.cdiv(max_seq_len, BLOCK_M) * BLOCK_M
-        for row0 in range(start_m + row_step, seqlen, row_step):
-            _later_rows(
-                row0, col0, seqlen, N, K, a_seq, b_seq, bias_seq, c_seq,
-                stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                PRECISION, HAS_BIAS, BLOCK_M, BLOCK_N, BLOCK_K,
-            )  # fmt: skip
+        if LATER_ROWS:
+            row_step = tl.cdiv(max_seq_len, BLOCK_M) * BLOCK_M
+            for row0 in range(start_m + row_step, seqlen, row_step):
+                _later_rows(
+                    row0, col0, seqlen, N, K, a_seq, b_seq, bias_seq, c_seq,
+                    stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                    PRECISION, HAS_BIAS, BLOCK_M, BLOCK_N, BLOCK_K,
+                )  # fmt: skip
 
 
 @triton.jit(noinline=True)
@@ -135,13 +117,13 @@ def calls(inputs: dict, config: dict, up) -> dict[str, tuple[Callable[[], object
             offsets, x, y, bias, c, msl, batch, n, k, 1, *strides, c.stride(0), c.stride(1),
             PRECISION="ieee", HAS_BIAS=True, PERSISTENT=False, **blocks, **options,
         ),
-        "no_loop": lambda c: _no_loop_kernel[grid](
-            offsets, x, y, bias, c, n, k, *strides, c.stride(0), c.stride(1),
-            PRECISION="ieee", HAS_BIAS=True, **blocks, **options,
-        ),
-        "noinline_rest": lambda c: _noinline_rest_kernel[grid](
+        "no_loop": lambda c: _variant_kernel[grid](
             offsets, x, y, bias, c, msl, n, k, *strides, c.stride(0), c.stride(1),
-            PRECISION="ieee", HAS_BIAS=True, **blocks, **options,
+            PRECISION="ieee", HAS_BIAS=True, LATER_ROWS=False, **blocks, **options,
+        ),
+        "noinline_rest": lambda c: _variant_kernel[grid](
+            offsets, x, y, bias, c, msl, n, k, *strides, c.stride(0), c.stride(1),
+            PRECISION="ieee", HAS_BIAS=True, LATER_ROWS=True, **blocks, **options,
         ),
     }  # fmt: skip
     return {name: (lambda f=f, c=out[name]: f(c), out[name]) for name, f in variants.items()}
