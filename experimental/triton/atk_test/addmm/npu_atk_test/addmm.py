@@ -7,8 +7,9 @@
 # (bias [T] broadcast over the rows, or [N, T]) and y = silu(z), one output tile per program in
 # upstream's GROUP_M order. Differences from upstream: a 1-D grid, one tile per program up to
 # 32768 tiles, beyond that 32768 programs walking the tiles (an Ascend launch takes at most 65535
-# blocks), SiLU as z / (1 + exp(-z)) (libdevice's fast_dividef is CUDA's), tl.dot's precision "hf32" on an NPU where TF32 is allowed,
-# and the config passed per launch from the frozen configs below (upstream: Triton's autotuner).
+# blocks), SiLU as z / (1 + exp(-z)) (libdevice's fast_dividef is CUDA's), tl.dot's precision
+# "hf32" on an NPU where TF32 is allowed, and the config passed per launch from the frozen configs
+# below (upstream: Triton's autotuner).
 # The backward is torch, as upstream's.
 """Triton port of addmm: z = x [N, D] @ w [D, T] + bias, y = silu(z); its backward in torch."""
 
