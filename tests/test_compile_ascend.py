@@ -202,22 +202,39 @@ def test_space_compile_agrees_with_the_corrected_model(tmp_path, soc):
     ), [(r["config"], r["compiler"]["category"]) for r in by_model]
 
 
-def test_a_port_is_made_compile_only_once_per_process():
+#: Makes a port compile-only many times in one process, then asks its tl.dot precision for a
+#: GPU's inputs; argv[1]: the Ascend soc compiled for, or "device" (a GPU's compile workers).
+WARMED_PRECISION = """
+    import sys, types
+    from autotuner.backends import compile
+    from ops import get_op
+    soc = sys.argv[1]
+    compile.activate(None if soc == "device" else compile.ascend_compiler(soc))
+    spec = get_op("jagged_dense_bmm")
+    port = compile._warmed(spec)
+    for _ in range(sys.getrecursionlimit() + 10):
+        assert compile._warmed(spec) is port
+    print(port._precision(True, types.SimpleNamespace(type="cuda")))
+"""
+
+
+def test_a_port_is_made_compile_only_once_per_process_and_keeps_a_gpus_precision():
     """A compile worker compiles thousands of configs of one port: making the port compile-only
     again at each compile nested its tl.dot precision hook one call deeper every time, and the
-    worker's tl.dot compiles died of a RecursionError after about a thousand."""
-    script = """
-        import sys, types
-        from autotuner.backends import compile
-        from ops import get_op
-        spec = get_op("jagged_dense_bmm")
-        port = compile._warmed(spec)
-        for _ in range(sys.getrecursionlimit() + 10):
-            assert compile._warmed(spec) is port
-        print(port._precision(True, types.SimpleNamespace(type="cuda")))
-    """
+    worker's tl.dot compiles died of a RecursionError after about a thousand. A GPU's compile
+    workers (ahead of timing) compile for the inputs' device: the NPU's hf32 failed every fp32
+    tl.dot trial of the H200's M2 round."""
     done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True, cwd=ROOT
+        [sys.executable, "-c", textwrap.dedent(WARMED_PRECISION), "device"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == "hf32"
+    assert done.stdout.strip() == "tf32"
+
+
+@requires_compiler
+def test_compiling_for_an_npu_asks_tl_dot_precision_as_on_an_npu():
+    """Without its device the inputs are on the CPU: an Ascend compile asks for hf32."""
+    assert in_ascend_env(WARMED_PRECISION, "910B").strip() == "hf32"

@@ -348,7 +348,10 @@ def _warmed(op: OpSpec) -> types.ModuleType:
     for name, value in jitted.items():
         if name not in called:  # a helper the kernels call stays itself: Triton inlines it
             setattr(port, name, _Warmup(value))
-    if hasattr(port, "_precision"):  # the inputs are on the CPU: tl.dot's precision as on an NPU
+    compiling_for_npu = _session is not None and _session.compiler is not None
+    if compiling_for_npu and hasattr(port, "_precision"):
+        # The inputs are on the CPU: tl.dot's precision as on an NPU. On a device here (a GPU's
+        # compile workers) the inputs' own device decides: hf32 there fails every fp32 tl.dot.
         on_host = port._precision
         port._precision = lambda allow_tf32, device: on_host(allow_tf32, _NPU)
     return port
