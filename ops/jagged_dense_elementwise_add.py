@@ -92,9 +92,11 @@ class JaggedDenseElementwiseAdd(JaggedCopyOp):
     def upstream_outputs(self, case: Case) -> tuple[str, ...]:
         return ("out", "dy")
 
-    def _upstream(self):
-        """The jagged tensor ops' module, which upstream's wrapper (sll's file, whose bytes
-        are checked too) calls. Both checks run once per process: this is called in timed calls."""
+    def upstream_module(self):
+        """The jagged tensor ops' module, which upstream's wrapper (sll's file, whose bytes are
+        checked too, but which is not loaded: it imports `fbgemm_gpu` by its own name, whose
+        `__init__` loads compiled ops built for one torch) calls. Both checks run once per
+        process: this is called in timed calls."""
         check_pinned(self.upstream.file, self.upstream.sha256)
         return load(UPSTREAM_FILE.file, UPSTREAM_FILE.sha256)
 
@@ -146,7 +148,7 @@ class JaggedDenseElementwiseAdd(JaggedCopyOp):
 
     # -- upstream ------------------------------------------------------------------------------
     def _upstream_fwd(self, inputs: Tensors):
-        up = self._upstream()
+        up = self.upstream_module()
         x, offsets, y = inputs["x"], inputs["offsets"], inputs["y"]
         if x.is_cuda:  # JaggedDenseAdd.forward
             return up.dense_to_jagged(y, [offsets], operation_function="add", operation_jagged_values=x)[0]  # fmt: skip
@@ -160,7 +162,7 @@ class JaggedDenseElementwiseAdd(JaggedCopyOp):
         return out
 
     def _upstream_bwd(self, inputs: Tensors):
-        up = self._upstream()
+        up = self.upstream_module()
         dout, offsets = inputs["dout"], inputs["offsets"]
         n = int(inputs["max_seq_len"])
         if dout.is_cuda:  # JaggedDenseAdd.backward: (grad_output, None, grad_dense, None)

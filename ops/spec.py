@@ -501,6 +501,11 @@ class OpSpec(ABC):
     def upstream_part(self, part: str, inputs: Tensors, case: Case) -> Callable[[], object] | None:
         """The same part through upstream's kernels and defaults; None where upstream cannot."""
 
+    def upstream_module(self) -> types.ModuleType:
+        """The upstream module that holds the kernels `KernelSpec.upstream_kernel` names: the
+        pinned file's own, unless an op's upstream entry point calls kernels of another file."""
+        return self.upstream.load()
+
     def jagged_rows(self, case: Case) -> int:
         """Rows of the op's jagged values tensor for a case (its `total_rows` in ATK's json)."""
         return sum(case.lengths)

@@ -113,7 +113,7 @@ def from_upstream(spec: OpSpec, kernel: KernelSpec) -> list[Config]:
     cannot be loaded here or does not autotune the kernel."""
     if not kernel.upstream_kernel or spec.upstream.missing():
         return []
-    autotuned = getattr(spec.upstream.load(), kernel.upstream_kernel, None)
+    autotuned = getattr(spec.upstream_module(), kernel.upstream_kernel, None)
     return [
         {**c.kwargs, "num_warps": c.num_warps, "num_stages": c.num_stages}
         for c in getattr(autotuned, "configs", None) or ()
