@@ -121,8 +121,8 @@ FROZEN_CONFIGS = {
                 "dtype": "bfloat16",
                 "shape": {"N": 1048576, "D": 256, "T": 256},
                 "config": {
-                    "BLOCK_M": 64,
-                    "BLOCK_N": 128,
+                    "BLOCK_M": 128,
+                    "BLOCK_N": 64,
                     "BLOCK_K": 32,
                     "GROUP_M": 8,
                     "num_warps": 4,

@@ -126,7 +126,7 @@ FROZEN_CONFIGS = {
                 "case": "b1024_n512_dim2_fp32",
                 "dtype": "float32",
                 "shape": {"B": 1024, "max_seq_len": 512, "dim": 2},
-                "config": {"BLOCK_N": 512, "BLOCK_H": 2, "num_warps": 4, "num_stages": 3},
+                "config": {"BLOCK_N": 512, "BLOCK_H": 4, "num_warps": 4, "num_stages": 3},
             },
             {
                 "case": "b2048_n256_dim1_fp16",
@@ -152,13 +152,13 @@ FROZEN_CONFIGS = {
                 "case": "b1024_n512_dim2_fp32",
                 "dtype": "float32",
                 "shape": {"B": 1024, "max_seq_len": 512, "dim": 2},
-                "config": {"BLOCK_N": 512, "BLOCK_H": 2, "num_warps": 4, "num_stages": 3},
+                "config": {"BLOCK_N": 512, "BLOCK_H": 4, "num_warps": 4, "num_stages": 3},
             },
             {
                 "case": "b2048_n256_dim1_fp16",
                 "dtype": "float16",
                 "shape": {"B": 2048, "max_seq_len": 256, "dim": 1},
-                "config": {"BLOCK_N": 64, "BLOCK_H": 64, "num_warps": 4, "num_stages": 3},
+                "config": {"BLOCK_N": 32, "BLOCK_H": 64, "num_warps": 4, "num_stages": 3},
             },
             {
                 "case": "b512_n1024_dim1_bf16",

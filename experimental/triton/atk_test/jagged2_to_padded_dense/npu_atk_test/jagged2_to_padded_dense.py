@@ -101,7 +101,7 @@ FROZEN_CONFIGS = {
                 "case": "b2048_n128_fp16",
                 "dtype": "float16",
                 "shape": {"B": 2048, "max_seq_len": 128},
-                "config": {"BLOCK_M": 8, "BLOCK_N": 128, "num_warps": 1},
+                "config": {"BLOCK_M": 8, "BLOCK_N": 128, "num_warps": 2},
             },
             {
                 "case": "b512_n512_bf16",

@@ -183,7 +183,7 @@ FROZEN_CONFIGS = {
                 "dtype": "bfloat16",
                 "shape": {"B": 1024, "max_seq_len": 512, "D": 256, "T": 64},
                 "config": {
-                    "BLOCK_M": 64,
+                    "BLOCK_M": 128,
                     "BLOCK_N": 64,
                     "BLOCK_K": 32,
                     "num_warps": 4,
@@ -233,10 +233,10 @@ FROZEN_CONFIGS = {
                 "dtype": "bfloat16",
                 "shape": {"B": 1024, "max_seq_len": 512, "D": 256, "T": 64},
                 "config": {
-                    "BLOCK_M": 64,
+                    "BLOCK_M": 128,
                     "BLOCK_N": 64,
                     "BLOCK_K": 64,
-                    "num_warps": 4,
+                    "num_warps": 8,
                     "num_stages": 3,
                 },
             },
@@ -247,9 +247,9 @@ FROZEN_CONFIGS = {
                 "config": {
                     "BLOCK_M": 64,
                     "BLOCK_N": 128,
-                    "BLOCK_K": 64,
+                    "BLOCK_K": 32,
                     "num_warps": 4,
-                    "num_stages": 3,
+                    "num_stages": 4,
                 },
             },
             {

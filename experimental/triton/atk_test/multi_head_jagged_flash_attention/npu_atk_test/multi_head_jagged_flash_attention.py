@@ -326,9 +326,9 @@ FROZEN_CONFIGS = {
                 "config": {
                     "BLOCK_M": 64,
                     "BLOCK_N": 32,
-                    "BLOCK_D": 128,
+                    "BLOCK_D": 64,
                     "num_warps": 4,
-                    "num_stages": 3,
+                    "num_stages": 2,
                 },
             },
             {
@@ -338,9 +338,9 @@ FROZEN_CONFIGS = {
                 "config": {
                     "BLOCK_M": 64,
                     "BLOCK_N": 32,
-                    "BLOCK_D": 128,
+                    "BLOCK_D": 64,
                     "num_warps": 4,
-                    "num_stages": 3,
+                    "num_stages": 2,
                 },
             },
             {
