@@ -7,6 +7,7 @@ Loaded through AUTOTUNE_OPS_MODULES; `install(root)` writes its port file under 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import torch
@@ -78,7 +79,8 @@ class FaultyScale(OpSpec):
                 Tunable("num_warps", (4,), launch_option=True),
             ),
             outputs=("y",),
-            default=lambda case: {"BLOCK": 16, "num_warps": 4},
+            # FAULTY_DEFAULT_BLOCK: a default that fails too (a port or tool fault, not a config's).
+            default=lambda case: {"BLOCK": int(os.environ.get("FAULTY_DEFAULT_BLOCK", 16)), "num_warps": 4},
             grid=lambda config, case: (-(-case.shape["N"] // config["BLOCK"]),),
             tile_bytes=lambda config, case: 8 * config["BLOCK"],
             stream_bytes=lambda config, case: 4 * config["BLOCK"],

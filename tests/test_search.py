@@ -18,7 +18,7 @@ from ops import all_ops
 from storage import Claim, Run, StudyRecord, open_database
 
 from . import faulty_ops
-from .conftest import ROOT
+from .conftest import ROOT, autotune_cli
 
 COPY_OP, COPY_CASE = "jagged_to_padded_dense", "b4_n16_d40_fp32"
 
@@ -112,6 +112,20 @@ def faulty(tree, monkeypatch):
     all_ops.cache_clear()
     yield faulty_ops.SPEC
     all_ops.cache_clear()
+
+
+def test_a_run_whose_default_fails_says_so(db_url, faulty):
+    """The default is upstream's own launch: when it fails, the fault is the port's or the tool's
+    (an fp32 tl.dot compiled with the NPU's precision on a GPU failed every trial of 16 studies,
+    and `run --quiet` said nothing)."""
+    run = ("run", "--op", faulty.name, "--soc", "cpu", "--trials", "3", "--quiet", "--db", db_url)
+    failing = autotune_cli(*run, env={"FAULTY_DEFAULT_BLOCK": str(faulty_ops.WRONG)})
+    assert failing.returncode == 0, failing.stderr[-2000:]
+    assert "warning: fwd n1000 on cpu: the default config (upstream's launch) failed, wrong_result" in (
+        failing.stderr
+    )
+    passing = autotune_cli(*run, "--restart")
+    assert passing.returncode == 0 and "warning" not in passing.stderr, passing.stderr[-2000:]
 
 
 def test_crash_hang_and_wrong_results_are_recorded_failures(db_url, faulty):

@@ -186,9 +186,16 @@ def run(
             "interrupted: the database is consistent; run the same command again to resume"
         )
         raise typer.Exit(130) from None
+    names = {r.name for r in records}
+    summaries = [s for s in summarize(open_database(url), op=op) if s.name in names]
+    for s in summaries:
+        if s.default_failure:
+            err_console.print(
+                f"warning: {s.kernel} {s.case} on {s.soc}: the default config (upstream's launch) "
+                f"failed, {s.default_failure[:300]}; {s.complete} other trials completed",
+                markup=False, highlight=False, soft_wrap=True,
+            )  # fmt: skip
     if not quiet:
-        names = {r.name for r in records}
-        summaries = [s for s in summarize(open_database(url), op=op) if s.name in names]
         console.print(_summary_table(summaries, f"autotune run --op {op}: {len(records)} studies"))
         where = f"--op {op} --soc {soc}" if soc else f"--op {op} --soc <the soc>"
         if soc == CPU:

@@ -32,6 +32,9 @@ class StudySummary:
     #: the default, which is measured whatever the model says): each one is a miss of the
     #: unified-buffer model.
     ub_misses: int = 0
+    #: Why the default's trial failed, "category: message" (the default is upstream's own launch:
+    #: its failure is a fault of the port or of the tool, not a slow config).
+    default_failure: str | None = None
     default_ms: float | None = None
     best_ms: float | None = None
     best_config: dict[str, Any] | None = None
@@ -97,6 +100,8 @@ def summarize(db: Database, *, op: str | None = None, soc: str | None = None) ->
                     summary.infeasible += 1
                 else:
                     summary.failures[category] += 1
+                if trial.user_attrs.get("config") == record.default_config:
+                    summary.default_failure = f"{category}: {trial.user_attrs.get('message', '')}"
                 if category == "ub_overflow" and "static_violation" not in trial.user_attrs:
                     summary.ub_misses += 1
         out.append(summary)
