@@ -80,7 +80,10 @@ class FaultyScale(OpSpec):
             ),
             outputs=("y",),
             # FAULTY_DEFAULT_BLOCK: a default that fails too (a port or tool fault, not a config's).
-            default=lambda case: {"BLOCK": int(os.environ.get("FAULTY_DEFAULT_BLOCK", 16)), "num_warps": 4},
+            default=lambda case: {
+                "BLOCK": int(os.environ.get("FAULTY_DEFAULT_BLOCK", 16)),
+                "num_warps": 4,
+            },
             grid=lambda config, case: (-(-case.shape["N"] // config["BLOCK"]),),
             tile_bytes=lambda config, case: 8 * config["BLOCK"],
             stream_bytes=lambda config, case: 4 * config["BLOCK"],

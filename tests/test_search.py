@@ -121,8 +121,9 @@ def test_a_run_whose_default_fails_says_so(db_url, faulty):
     run = ("run", "--op", faulty.name, "--soc", "cpu", "--trials", "3", "--quiet", "--db", db_url)
     failing = autotune_cli(*run, env={"FAULTY_DEFAULT_BLOCK": str(faulty_ops.WRONG)})
     assert failing.returncode == 0, failing.stderr[-2000:]
-    assert "warning: fwd n1000 on cpu: the default config (upstream's launch) failed, wrong_result" in (
-        failing.stderr
+    assert (
+        "warning: fwd n1000 on cpu: the default config (upstream's launch) failed, wrong_result"
+        in (failing.stderr)
     )
     passing = autotune_cli(*run, "--restart")
     assert passing.returncode == 0 and "warning" not in passing.stderr, passing.stderr[-2000:]
