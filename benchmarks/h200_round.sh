@@ -11,6 +11,7 @@
 #
 # For `tune`, an argument may carry `autotune run` options after the op, quoted as one word:
 # "layer_norm_mul_dropout --case n262144_d512_fp16 --case n131072_d1024_bf16" tunes only those cases.
+# "jagged_jagged_bmm --stale" tunes only the pairs whose frozen config is stale (a round's re-tune).
 #
 # Each command has a timeout (seconds: VERIFY_S, TUNE_S per op, BASELINE_S) so that the call ends
 # inside its limit; every log goes to OUT, and `tune` packs the files freeze rewrote into

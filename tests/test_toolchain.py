@@ -182,3 +182,37 @@ def test_status_and_the_dashboard_count_stale_configs_per_op(tree, tmp_path):
     assert line.startswith(f"stale: {SOFTMAX}: {count} frozen configs (bwd, fwd): ")
     write_recorded_fingerprints(spec)
     assert f'data-stale="{SOFTMAX}"' not in TestClient(create_app(url)).get("/").text
+
+
+def test_run_stale_tunes_only_the_stale_pairs(tree, tmp_path):
+    """`autotune run --stale`: a round re-tunes what may have moved, and nothing else."""
+    import json
+
+    from autotuner.measure.toolchain import LAUNCH, stale_configs
+    from autotuner.search import runner
+    from core.paths import performance_json
+
+    from .conftest import autotune_cli
+
+    url = f"sqlite:///{tmp_path / 'stale.db'}"
+    spec = get_op(COPY_OP)
+    other = "b1_n8_d16_fp16"
+    for case in (COPY_CASE, other):
+        tune(url, case=case, trials=2)
+    freeze(open_database(url), spec, "cpu", label=None, dry_run=False, force=True)
+    assert stale_configs(spec, CpuBackend().versions(), "cpu") == []
+    run = ("run", "--op", COPY_OP, "--soc", "cpu", "--stale", "--trials", "2", "--quiet")
+    done = autotune_cli(*run, "--db", url, env={"AUTOTUNE_ROOT": str(tree)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "no stale frozen config of jagged_to_padded_dense on cpu" in done.stdout
+    # The frozen config of one case was tuned under another kernel.
+    path = performance_json(COPY_OP)
+    data = json.loads(path.read_text())
+    (entry,) = [c for c in data["extra_cases"] if c["name"] == other]  # not a performance case
+    entry["frozen"]["cpu"]["kernels"]["fwd"]["toolchain"][LAUNCH] = "0" * 16
+    path.write_text(json.dumps(data, indent=1))
+    records = runner.run(COPY_OP, "cpu", kernels=None, cases=None, trials=2, db_url=url, seed=0,
+                         timeout_s=60.0, only_stale=True)  # fmt: skip
+    assert [(r.kernel, r.case_name) for r in records] == [("fwd", other)]
+    assert runner.run(COPY_OP, "cpu", kernels=None, cases=[COPY_CASE], trials=2, db_url=url,
+                      seed=0, timeout_s=60.0, only_stale=True) == []  # fmt: skip

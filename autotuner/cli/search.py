@@ -129,6 +129,14 @@ def run(
         ),
     ] = "local",
     quiet: Annotated[bool, typer.Option("--quiet", help="No live display and no table.")] = False,
+    stale: Annotated[
+        bool,
+        typer.Option(
+            "--stale",
+            help="Only the (kernel, case) pairs whose frozen config on this soc is stale (as "
+            "`autotune status` counts them), among the --kernel and --case given.",
+        ),
+    ] = False,
     npu_mode: NpuModeOption = "simd",
     npu_options: NpuOptionsOption = "",
     request: CaseRequest = NO_REQUEST,
@@ -179,13 +187,17 @@ def run(
             records = runner.run(op, soc, kernels=kernel, cases=case, trials=_parse_trials(trials), db_url=url, seed=seed,
                                  timeout_s=timeout, restart=restart, npu_mode=npu_mode, request=request,
                                  npu_options=npu_option_names(npu_options),
-                                 force=force, sampler=sampler, on_study=on_study,
+                                 force=force, sampler=sampler, only_stale=stale, on_study=on_study,
                                  on_progress=on_progress)  # fmt: skip
     except KeyboardInterrupt:
         err_console.print(
             "interrupted: the database is consistent; run the same command again to resume"
         )
         raise typer.Exit(130) from None
+    if stale and not records:
+        where = f" on {soc}" if soc else ""
+        console.print(f"no stale frozen config of {op}{where} among those asked: nothing to tune")
+        return
     names = {r.name for r in records}
     summaries = [s for s in summarize(open_database(url), op=op) if s.name in names]
     for s in summaries:

@@ -21,7 +21,7 @@ from ..backends import Backend, SocProfile, get_backend
 from ..cases.options import NO_REQUEST, CaseRequest
 from ..cases.store import kind_for, user_cases
 from ..measure.environment import environment
-from ..measure.toolchain import toolchain
+from ..measure.toolchain import stale_configs, toolchain
 from ..settings import settings as app_settings
 from . import interrupts, warm_starts
 from .claims import ClaimBoard, Owner, bury_dead_runs
@@ -131,6 +131,7 @@ def run(
     extra: list[Case] = (),  # type: ignore[assignment]
     force: bool = False,
     sampler: str = "local",
+    only_stale: bool = False,
     siblings: Siblings | None = None,
     on_study: Callable[[Plan], None] | None = None,
     on_progress: Callable[[Progress], None] | None = None,
@@ -147,6 +148,16 @@ def run(
     # op's user cases (a benchmark's held-out shapes).
     user = [*request.cases(spec, backend.is_interpreter), *extra]
     known = [c for c, _ in user_cases(spec, case_kind(backend))]
+    stale: set[tuple[str, str]] | None = None
+    if only_stale:
+        # The (kernel, case) pairs frozen for this soc whose numbers may have moved (their kernel,
+        # launch arguments or toolchain changed), among the asked kernels and cases.
+        stale = {(s.kernel, s.case) for s in stale_configs(spec, backend.versions(), backend.soc)}
+        asked = {c.name for c in user} | set(cases or ())
+        tunable = {c.name for c in [*spec.cases(case_kind(backend)), *known]}
+        cases = sorted({c for _, c in stale if c in tunable and (not asked or c in asked)})
+        if not cases:
+            return []
     selection = select(op, backend, kernels, cases, user, known)
     chains = {k.name: toolchain(backend, op, k.port_kernel) for k in selection.kernels}
     plans = [
@@ -162,7 +173,10 @@ def run(
         )
         for case in selection.cases
         for kernel in selection.kernels
+        if stale is None or (kernel.name, case.name) in stale
     ]
+    if not plans:
+        return []
     db = open_database(db_url)
     request.register(spec, db)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
