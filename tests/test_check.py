@@ -13,7 +13,7 @@ from autotuner.atk.generated_block import read_frozen, replace_block
 from autotuner.backends.cpu import CpuBackend
 from autotuner.baseline.check import check, compare
 from core.errors import UserError
-from core.paths import port_file
+from core.paths import frozen_configs_file, port_file
 from ops import get_op
 from storage import Baseline, CheckVerdict, open_database
 
@@ -134,8 +134,9 @@ def test_a_slower_frozen_port_beside_an_unchanged_reference_is_a_confirmed_regre
     assert checked.baseline.id == newest.id
     with db.sessions() as session:
         (stored,) = session.scalars(select(CheckVerdict)).all()
+    label = json.loads(frozen_configs_file("H200", OP).read_text())["label"]  # the round's
     assert (stored.case_name, stored.part, stored.label, stored.baseline_id) == (
-        CASE, "fwd", "M1", newest.id,
+        CASE, "fwd", label, newest.id,
     )  # fmt: skip
     assert stored.regressed and stored.threshold == 0.05 and stored.rounds == 2
     assert stored.reference_source == "upstream"
