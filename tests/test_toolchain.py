@@ -113,9 +113,9 @@ def test_a_launcher_refactor_leaves_configs_current_and_a_kernel_edit_makes_them
     assert {s.kernel for s in stale_configs(spec)} == {"fwd"}
 
 
-def write_recorded_fingerprints(spec) -> None:
-    """Record the current launch fingerprint as the toolchain of every frozen config of the op,
-    as a freeze of studies run now would."""
+def write_recorded_fingerprints(spec, launch: str | None = None) -> None:
+    """Record the current launch fingerprint (or `launch`) as the toolchain of every frozen
+    config of the op, as a freeze of studies run now (or under another kernel) would."""
     import json
 
     from autotuner.measure.toolchain import LAUNCH, launch_fingerprint
@@ -131,7 +131,7 @@ def write_recorded_fingerprints(spec) -> None:
                 if key == "kernels" and isinstance(value, dict):
                     for kernel, entry in value.items():
                         if kernel in fingerprints and isinstance(entry, dict):
-                            entry["toolchain"] = {LAUNCH: fingerprints[kernel]}
+                            entry["toolchain"] = {LAUNCH: launch or fingerprints[kernel]}
                 else:
                     visit(value)
         elif isinstance(node, list):
@@ -140,6 +140,15 @@ def write_recorded_fingerprints(spec) -> None:
 
     visit(data)
     path.write_text(json.dumps(data, indent=1))
+
+
+def frozen_socs(spec) -> dict[str, dict]:
+    """Case name -> soc -> frozen entry of the op's performance json."""
+    from autotuner.atk.performance_json import frozen_sections
+    from autotuner.atk.performance_json import read as read_performance_json
+    from core.paths import performance_json
+
+    return frozen_sections(read_performance_json(performance_json(spec.name)))
 
 
 def test_differences_name_what_changed():
@@ -171,8 +180,10 @@ def test_status_and_the_dashboard_count_stale_configs_per_op(tree, tmp_path):
 
     url = f"sqlite:///{tmp_path / 'empty.db'}"
     spec = get_op(SOFTMAX)
+    write_recorded_fingerprints(spec, launch="0" * 16)  # as if tuned under another kernel
     count = len(stale_configs(spec))
-    assert count  # the checked-in configs were tuned before launch fingerprints were recorded
+    frozen = [e for by_soc in frozen_socs(spec).values() for e in by_soc.values()]
+    assert count == sum(len(e["kernels"]) for e in frozen) > 0
     html = TestClient(create_app(url)).get("/").text
     assert f'data-stale="{SOFTMAX}" title="stale: {SOFTMAX}: {count} frozen configs' in html
     assert f"({count} stale)" in html
