@@ -116,7 +116,7 @@ def faulty(tree, monkeypatch):
 
 def test_a_run_whose_default_fails_says_so(db_url, faulty):
     """The default is upstream's own launch: when it fails, the fault is the port's or the tool's
-    (an fp32 tl.dot compiled with the NPU's precision on a GPU failed every trial of 16 studies,
+    (an fp32 tl.dot compiled with the NPU's precision on a GPU failed every trial of 13 studies,
     and `run --quiet` said nothing)."""
     run = ("run", "--op", faulty.name, "--soc", "cpu", "--trials", "3", "--quiet", "--db", db_url)
     failing = autotune_cli(*run, env={"FAULTY_DEFAULT_BLOCK": str(faulty_ops.WRONG)})
