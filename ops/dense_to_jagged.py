@@ -61,7 +61,7 @@ class DenseToJagged(JaggedCopyOp):
         return {"values": values}
 
     def run_upstream(self, inputs: Tensors, case: Case) -> Tensors:
-        up = self._upstream()
+        up = self.upstream_module()
         dense, offsets = inputs["dense"], inputs["offsets"]
         if dense.is_cuda:
             return {"values": up.dense_to_jagged(dense, [offsets])[0]}
@@ -88,7 +88,7 @@ class DenseToJagged(JaggedCopyOp):
         )  # fmt: skip
 
     def upstream_part(self, part: str, inputs: Tensors, case: Case) -> Callable[[], object]:
-        return self._upstream_kernel(self._upstream(), inputs, self._values(inputs))
+        return self._upstream_kernel(self.upstream_module(), inputs, self._values(inputs))
 
 
 SPEC = DenseToJagged()

@@ -13,8 +13,6 @@ from collections.abc import Callable
 
 import torch
 
-from core.upstream import load
-
 from .cases import effective_lengths, standard_cases
 from .jagged import offsets_from_lengths
 from .jagged_softmax import (
@@ -252,9 +250,6 @@ class Jagged2SoftmaxOp(OpSpec):
         )
 
     # -- upstream ------------------------------------------------------------------------------
-    def _upstream(self):
-        return load(self.upstream.file, self.upstream.sha256)
-
     def upstream_outputs(self, case: Case) -> tuple[str, ...]:
         return ("y", "dx")
 
@@ -269,14 +264,14 @@ class Jagged2SoftmaxOp(OpSpec):
         )
 
     def run_upstream(self, inputs: Tensors, case: Case) -> Tensors:
-        up = self._upstream()
+        up = self.upstream_module()
         x, offsets, total, n, transpose = self._args(inputs)
         y = up.jagged2_softmax(x, offsets, total, n, transpose)
         dx = up.Jagged2Softmax.backward(self._ctx(y, offsets, total, n, transpose), inputs["dy"])
         return {"y": y.detach(), "dx": dx[0]}
 
     def upstream_part(self, part: str, inputs: Tensors, case: Case) -> Callable[[], object]:
-        up = self._upstream()
+        up = self.upstream_module()
         x, offsets, total, n, transpose = self._args(inputs)
         if part == "fwd":
             return lambda: up.jagged2_softmax(x, offsets, total, n, transpose)

@@ -12,8 +12,6 @@ from collections.abc import Callable
 
 import torch
 
-from core.upstream import load
-
 from .cases import case_offsets, standard_cases
 from .spec import (
     MULTIBUFFER,
@@ -109,9 +107,6 @@ class JaggedCopyOp(OpSpec):
 
     def upstream_outputs(self, case: Case) -> tuple[str, ...]:
         return (self.output,)
-
-    def _upstream(self):
-        return load(self.upstream.file, self.upstream.sha256)
 
     def run_port(self, inputs: Tensors, configs: dict[str, Config] | None = None) -> Tensors:
         return self.launch("fwd", inputs, (configs or {}).get("fwd"))  # type: ignore[arg-type]

@@ -13,8 +13,6 @@ from collections.abc import Callable
 
 import torch
 
-from core.upstream import load
-
 from .cases import case_offsets, effective_lengths, standard_cases, total_rows
 from .jagged import pad_rows, unpad_rows
 from .ports import load_port
@@ -292,11 +290,8 @@ class JaggedBmmOp(OpSpec):
     def upstream_outputs(self, case: Case) -> tuple[str, ...]:
         return self.output_names
 
-    def _upstream(self):
-        return load(self.upstream.file, self.upstream.sha256)
-
     def run_upstream(self, inputs: Tensors, case: Case) -> Tensors:
-        function = getattr(self._upstream(), self.upstream_function)
+        function = getattr(self.upstream_module(), self.upstream_function)
         x, y, offsets, n, tf32 = self._args(inputs)
         x, y = (t.detach().requires_grad_() for t in (x, y))
         out = function.apply(x, y, offsets, n, tf32)
@@ -304,7 +299,7 @@ class JaggedBmmOp(OpSpec):
         return {"out": out.detach(), "dx": dx, "dy": dy}
 
     def upstream_part(self, part: str, inputs: Tensors, case: Case) -> Callable[[], object]:
-        function = getattr(self._upstream(), self.upstream_function)
+        function = getattr(self.upstream_module(), self.upstream_function)
         x, y, offsets, n, tf32 = self._args(inputs)
         if part == "fwd":
             return lambda: function.forward(_Ctx(), x, y, offsets, n, tf32)

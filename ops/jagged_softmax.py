@@ -13,8 +13,6 @@ from dataclasses import dataclass
 
 import torch
 
-from core.upstream import load
-
 from .cases import case_offsets, effective_lengths, standard_cases, total_rows
 from .ports import load_port
 from .spec import (
@@ -269,9 +267,6 @@ class JaggedSoftmaxOp(OpSpec):
         return lambda: port.jagged_softmax_backward(dy, y, offsets, n, config=configs.get("bwd"))
 
     # -- upstream ------------------------------------------------------------------------------
-    def _upstream(self):
-        return load(self.upstream.file, self.upstream.sha256)
-
     def upstream_outputs(self, case: Case) -> tuple[str, ...]:
         return ("y", "dx")
 
@@ -281,14 +276,14 @@ class JaggedSoftmaxOp(OpSpec):
         return types.SimpleNamespace(saved_tensors=(y, offsets), max_seq_len=n)
 
     def run_upstream(self, inputs: Tensors, case: Case) -> Tensors:
-        up = self._upstream()
+        up = self.upstream_module()
         x, offsets, n, dy = self._args(inputs)
         y = up.jagged_softmax_(x, offsets, n)
         dx = up.JaggedSoftmax.backward(self._backward_ctx(y, offsets, n), dy)[0]
         return {"y": y, "dx": dx}
 
     def upstream_part(self, part: str, inputs: Tensors, case: Case) -> Callable[[], object]:
-        up = self._upstream()
+        up = self.upstream_module()
         x, offsets, n, dy = self._args(inputs)
         if part == "fwd":
             return lambda: up.jagged_softmax_(x, offsets, n)

@@ -62,7 +62,7 @@ class JaggedToPaddedDense(JaggedCopyOp):
         return {"dense": dense}
 
     def run_upstream(self, inputs: Tensors, case: Case) -> Tensors:
-        up = self._upstream()
+        up = self.upstream_module()
         values, offsets = inputs["values"], inputs["offsets"]
         n = int(inputs["max_seq_len"])
         if values.is_cuda:

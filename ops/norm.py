@@ -289,9 +289,6 @@ class NormOp(DenseRowsOp):
         return backward
 
     # -- upstream ------------------------------------------------------------------------------
-    def _upstream(self):
-        return self.upstream.load()
-
     @abstractmethod
     def upstream_args(self, inputs: Tensors) -> tuple:
         """The arguments of upstream's Function.forward after ctx."""
@@ -301,7 +298,7 @@ class NormOp(DenseRowsOp):
 
     def _forward(self, inputs: Tensors):
         """(ctx, y) of upstream's autograd Function's forward, called as autograd calls it."""
-        function = getattr(self._upstream(), self.upstream_function)
+        function = getattr(self.upstream_module(), self.upstream_function)
         ctx = _Context()
         return function, ctx, function.forward(ctx, *self.upstream_args(inputs))
 
