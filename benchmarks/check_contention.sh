@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Issue 27: `autotune check` on a quiet GPU and beside a second process that keeps it busy
 # (benchmarks/gpu_coload.py), with the frozen configs as tuned and made slower
-# (benchmarks/slow_configs.py: every BLOCK_* at its smallest), on one GPU:
+# (benchmarks/slow_configs.py: every BLOCK_* at its smallest; with SLOWER=--neighbour, num_warps
+# one step down), on one GPU:
 #
-#   benchmarks/check_contention.sh SOC OUT OP [OP ...]
+#   [SLOWER=--neighbour] benchmarks/check_contention.sh SOC OUT OP [OP ...]
 #
 # Steps, each one `autotune check --json` per op into OUT/check_<step>_<op>.json (exit codes in
 # OUT/exit_codes.txt: 0 ok, 1 regression, 3 contended): quiet, coload, coload_slower,
@@ -38,7 +39,7 @@ python3 benchmarks/gpu_coload.py >> "$out/coload.txt" 2>&1 & load_pid=$!
 sleep 2
 checks coload
 echo "coload: $((SECONDS - start)) s" | tee -a "$out/times.txt"
-python3 benchmarks/slow_configs.py --soc "$soc" "${ops[@]}" > "$out/slow_configs.txt"
+python3 benchmarks/slow_configs.py --soc "$soc" ${SLOWER:-} "${ops[@]}" > "$out/slow_configs.txt"
 checks coload_slower
 stop_load
 echo "coload_slower: $((SECONDS - start)) s" | tee -a "$out/times.txt"

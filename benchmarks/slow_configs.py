@@ -1,8 +1,11 @@
-"""Replace the frozen configs of some ops on a soc with slow ones, for `autotune check`'s
-sensitivity run (benchmarks/check_repeatability.sh): every BLOCK_* tunable at its smallest value,
-launch options kept. Rewrites the kernel files' generated blocks in place; prints old -> new.
+"""Replace the frozen configs of some ops on a soc with slower ones, for `autotune check`'s
+sensitivity runs (benchmarks/check_repeatability.sh, check_contention.sh): every BLOCK_* tunable at
+its smallest value, launch options kept (far slower: 5x to 96x on the H200), or with `--neighbour`
+a one-step neighbour, num_warps halved (doubled where it is at its smallest), which slows some parts
+by a few percent and others by tens, the threshold's region. Rewrites the kernel files' generated
+blocks in place; prints old -> new.
 
-    python benchmarks/slow_configs.py --soc H200 OP [OP ...]
+    python benchmarks/slow_configs.py --soc H200 [--neighbour] OP [OP ...]
 """
 
 from __future__ import annotations
@@ -20,9 +23,16 @@ def slowest_blocks(op: str, kernel: str, config: dict) -> dict:
     return {**config, **{k: v for k, v in smallest.items() if k in config}}
 
 
+def neighbour(op: str, kernel: str, config: dict) -> dict:
+    warps = next(t.values for t in get_op(op).kernel(kernel).tunables if t.name == "num_warps")
+    at = warps.index(config["num_warps"])
+    return {**config, "num_warps": warps[at - 1] if at > 0 else warps[at + 1]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--soc", required=True)
+    parser.add_argument("--neighbour", action="store_true", help="num_warps one step down")
     parser.add_argument("ops", nargs="+")
     args = parser.parse_args()
     for op in args.ops:
@@ -31,7 +41,8 @@ def main() -> None:
         frozen = read_frozen(source, path)
         for kernel, entries in frozen.get(args.soc, {}).items():
             for entry in entries:
-                slow = slowest_blocks(op, kernel, entry["config"])
+                slower = neighbour if args.neighbour else slowest_blocks
+                slow = slower(op, kernel, entry["config"])
                 print(f"{op} {kernel} {entry['case']}: {entry['config']} -> {slow}")
                 entry["config"] = slow
         path.write_text(replace_block(source, frozen, path), encoding="utf-8")
