@@ -238,3 +238,26 @@ def test_a_port_is_made_compile_only_once_per_process_and_keeps_a_gpus_precision
 def test_compiling_for_an_npu_asks_tl_dot_precision_as_on_an_npu():
     """Without its device the inputs are on the CPU: an Ascend compile asks for hf32."""
     assert in_ascend_env(WARMED_PRECISION, "910B").strip() == "hf32"
+
+
+def test_a_compiler_crash_that_does_not_repeat_is_not_the_verdict(monkeypatch):
+    """triton-adapter-opt (triton-ascend 3.2.0) aborts now and then on an input it compiles
+    otherwise: a crash is tried again, and only a crash on every attempt is the verdict."""
+    from autotuner.backends import compile as compiling
+    from autotuner.backends.compile_verdict import CRASH, PLANNED
+
+    monkeypatch.setattr(compiling, "_session", compiling._Session(None))
+    crash = compiling.CompileResult(CRASH, "Assertion `abstractType' failed.")
+    for outcomes, verdict in (
+        ([crash, compiling.CompileResult(PLANNED)], PLANNED),
+        ([crash] * compiling.CRASH_ATTEMPTS, CRASH),  # a fourth attempt would find none
+    ):
+        given = iter(outcomes)
+        launches = compiling._Launches()
+        monkeypatch.setattr(launches, "_compile", lambda *_: next(given))
+        launches.run(None, (1,), (), {})
+        (result,) = launches.results
+        assert result.category == verdict
+        assert next(given, None) is None  # every outcome asked for: one attempt each
+        if verdict == PLANNED:
+            assert "crashed on 1 earlier attempt(s): Assertion" in result.message
