@@ -446,3 +446,33 @@ def test_a_new_label_records_the_entry_it_replaced_timed_side_by_side(tuned):
 
     page = TestClient(create_app(url)).get(f"/ops/{OP}").text
     assert "interpreter; M1 -> M2: config " + ("changed)" if changed else "unchanged)") in page
+
+
+def test_a_freeze_without_gpu_baselines_keeps_the_replaced_entrys(tuned):
+    """A re-tune's database holds no baselines: its freeze keeps the GPU baseline the replaced
+    entry has, saying where it came from, and one of the database, where there is one, wins."""
+    from storage import Baseline
+
+    db, _ = tuned
+    freeze(db, SPEC, "cpu", label="M1", dry_run=False, force=False)
+    document = json.loads(performance_json(OP).read_text())
+    section = document["extra_cases"][0]["frozen"]["cpu"]
+    assert section["kernels"]["fwd"]["gpu_baseline_ms"] is None
+    section["kernels"]["fwd"].update(gpu_baseline_ms=0.5, gpu_baseline_soc="H200")
+    performance_json(OP).write_text(json.dumps(document))
+
+    freeze(db, SPEC, "cpu", label="M2", dry_run=False, force=False)
+    m2 = json.loads(performance_json(OP).read_text())["extra_cases"][0]["frozen"]["cpu"]
+    assert m2["kernels"]["fwd"]["gpu_baseline_ms"] == 0.5
+    assert m2["kernels"]["fwd"]["gpu_baseline_soc"] == "H200"
+    assert m2["kernels"]["fwd"]["gpu_baseline_from"] == {"label": "M1", "date": section["date"]}
+
+    with db.sessions() as session:
+        session.add(Baseline(op=OP, soc="H200", case_name=TUNED, part="fwd", source="upstream",
+                             label=None, configs={}, median_ms=0.25, p20_ms=0.25, p80_ms=0.25,
+                             n=5, samples=[0.25] * 5, environment={}))  # fmt: skip
+        session.commit()
+    freeze(db, SPEC, "cpu", label="M2", dry_run=False, force=False)
+    fwd = json.loads(performance_json(OP).read_text())["extra_cases"][0]["frozen"]["cpu"]
+    assert fwd["kernels"]["fwd"]["gpu_baseline_ms"] == 0.25
+    assert "gpu_baseline_from" not in fwd["kernels"]["fwd"]

@@ -82,6 +82,11 @@ def freeze(
         console.print(
             f"  not tuned on {soc} (launchers use the nearest frozen case or the default): {', '.join(result.untuned)}"
         )
+    carried = [f"{e.kernel} {e.case}" for e in result.entries if "gpu_baseline_from" in e.numbers]
+    if carried:
+        console.print(
+            f"  GPU baseline kept from the entry replaced (none of the part in this database): {', '.join(carried)}"
+        )
     if result.version_recorded:
         console.print(f"  recorded frozen version {result.label} in the database")
     if soc == CPU and result.changed:

@@ -241,6 +241,27 @@ def _gpu_baseline(
     }
 
 
+def _kept_gpu_baseline(
+    numbers: dict[str, Any], old: dict[str, Any] | None, old_section: dict[str, Any] | None
+) -> dict[str, Any]:
+    """Where this database has no GPU baseline of the part, the one the replaced entry holds,
+    with the label and date it came with (`gpu_baseline_from`): upstream at its defaults does not
+    change with the port's config, and a freeze from a database without baselines (a re-tune's)
+    should not blank it."""
+    if numbers.get("gpu_baseline_ms") is not None or not old or old.get("gpu_baseline_ms") is None:
+        return {}
+    assert old_section is not None
+    source = old.get("gpu_baseline_from") or {
+        "label": old.get("label") or old_section.get("label"),
+        "date": old_section.get("date"),
+    }
+    return {
+        "gpu_baseline_ms": old["gpu_baseline_ms"],
+        "gpu_baseline_soc": old.get("gpu_baseline_soc"),
+        "gpu_baseline_from": source,
+    }
+
+
 def _read(path: Path) -> str:
     return path.read_text(encoding="utf-8") if path.exists() else ""
 
@@ -288,6 +309,7 @@ def new_texts(spec: OpSpec, soc: str, label: str, entries: list[Entry]) -> dict[
         old_section = sections.get(entry.case, {}).get(soc)
         old = old_section["kernels"].get(entry.kernel) if old_section else None
         entry.previous = previous_entry(old, old_section, label, entry.config, entry.retimed)
+        entry.numbers.update(_kept_gpu_baseline(entry.numbers, old, old_section))
     for entry in entries:
         section = sections.setdefault(entry.case, {}).setdefault(
             soc, {"label": label, "date": date, "kernels": {}}
