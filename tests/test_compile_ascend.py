@@ -254,7 +254,7 @@ def test_a_compiler_crash_that_does_not_repeat_is_not_the_verdict(monkeypatch):
     ):
         given = iter(outcomes)
         launches = compiling._Launches()
-        monkeypatch.setattr(launches, "_compile", lambda *_: next(given))
+        monkeypatch.setattr(launches, "_compile", lambda *_, given=given: next(given))
         launches.run(None, (1,), (), {})
         (result,) = launches.results
         assert result.category == verdict

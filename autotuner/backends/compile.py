@@ -281,7 +281,9 @@ class _Launches:
                 break
             crashes.append(result)
         if crashes and result.category != CRASH:
-            note = f"the compiler crashed on {len(crashes)} earlier attempt(s): {crashes[0].message}"
+            note = (
+                f"the compiler crashed on {len(crashes)} earlier attempt(s): {crashes[0].message}"
+            )
             result = replace(result, message="; ".join(m for m in (result.message, note) if m))
         self.results.append(result)
 
