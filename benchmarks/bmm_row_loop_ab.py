@@ -1,6 +1,8 @@
 """A/B of jagged_dense_bmm_broadcast_add's forward on a GPU: the port's kernel against upstream's
-raw kernel (its `triton.autotune` bypassed) and two variants of the port's row-block loop, at the
-port's frozen config of each performance case, interleaved.
+raw kernel (its `triton.autotune` bypassed) and three variants of the port's row-block loop, at the
+port's frozen config of each performance case, interleaved; with `--configs upstream`, at each
+config of upstream's own autotune list instead (the port's frozen config first), after printing
+the config upstream's autotuner picks for the case.
 
 The port computes every row of a sequence, also past max_seq_len, with a loop over the row blocks
 max_seq_len apart. Compiled for sm_90a here (no GPU: `triton.compile` to PTX, then ptxas), at the
@@ -13,6 +15,12 @@ whether the registers are the cost is what this measures. `noinline_rest` is not
 candidate as it stands: triton-ascend 3.2.0 refuses a kernel calling a noinline function (an
 empty MLIRCompilationError within 0.2 s for every case's default on the 910B and the 950PR);
 inline forms of it (the later blocks unpipelined, or from scalars) stay at 255 registers.
+`flat` computes every row as the port does, in one loop over the tile's (row block, K block)
+steps instead of a K loop inside a row-block loop. Compiled for sm_90a with Triton 3.6 without a
+GPU (registers and stack from `cuobjdump -res-usage`), at the 32 configs of upstream's list the
+port's nested loops take more registers than upstream's kernel at 30 (fp32 and bf16 alike) and
+spill at 18 in fp32 (upstream at 4); `flat` spills at 6 in fp32 and takes at most upstream's
+registers at 23 of the 32 there; in bf16 it lies between the two at most configs.
 
 Each variant's output is compared bit for bit with the port's; the times are the project's timer
 (`Backend.samples`: L2 flushed and the launch covered before each call), `--rounds` rounds of
@@ -20,6 +28,7 @@ Each variant's output is compared bit for bit with the port's; the times are the
 rule (at least 1% with a one-sided Mann-Whitney p < 0.01).
 
     AUTOTUNE_RECSYS_EXAMPLES=/path/to/recsys-examples python benchmarks/bmm_row_loop_ab.py --soc H200
+    ... bmm_row_loop_ab.py --soc H200 --case b256_n4096_d128_t256_fp32 --configs upstream
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ import triton.language as tl
 from autotuner.backends import get_backend
 from autotuner.measure.stats import faster_beyond_noise
 from autotuner.search.settle import frozen_config
+from autotuner.search.warm_starts import from_upstream
 from ops import get_op
 from ops.ports import load_port
 
@@ -97,8 +107,61 @@ def _later_rows(
     )  # fmt: skip
 
 
-def calls(inputs: dict, config: dict, up) -> dict[str, tuple[Callable[[], object], torch.Tensor]]:
-    """name -> (a call of the forward at `config`, the tensor it writes)."""
+@triton.jit
+def _flat_kernel(
+    offsets_ptr, a_ptr, b_ptr, bias_ptr, c_ptr, max_seq_len, N, K,
+    stride_am, stride_ak, stride_bb, stride_bk, stride_bn, stride_biasb, stride_cm, stride_cn,
+    PRECISION: tl.constexpr, HAS_BIAS: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+):  # fmt: skip
+    """Every row, as the port, in one loop over the (row block, K block) steps of the tile (the
+    persistent-matmul form of Triton's tutorial 09): the row block's result is stored and the
+    accumulator reset at its last K step, so no loop nests in another (`flat`)."""
+    seq = tl.program_id(2)
+    start_m = tl.program_id(1) * BLOCK_M
+    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    begin = tl.load(offsets_ptr + seq).to(tl.int64)
+    seqlen = (tl.load(offsets_ptr + seq + 1) - begin).to(tl.int32)
+    if start_m < seqlen:
+        a_seq = a_ptr + begin * stride_am
+        c_seq = c_ptr + begin * stride_cm
+        b_cols = b_ptr + seq.to(tl.int64) * stride_bb + cols[None, :] * stride_bn
+        row_step = tl.cdiv(max_seq_len, BLOCK_M) * BLOCK_M
+        k_steps = tl.cdiv(K, BLOCK_K)
+        steps = tl.cdiv(seqlen - start_m, row_step) * k_steps
+        offs_k = tl.arange(0, BLOCK_K)
+        acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+        for step in range(0, steps):
+            k0 = (step % k_steps) * BLOCK_K
+            rows = start_m + (step // k_steps) * row_step + tl.arange(0, BLOCK_M)
+            mask_k = offs_k < K - k0
+            a = tl.load(
+                a_seq + rows[:, None] * stride_am + (k0 + offs_k)[None, :] * stride_ak,
+                mask=(rows < seqlen)[:, None] & mask_k[None, :],
+                other=0.0,
+            )
+            b = tl.load(
+                b_cols + (k0 + offs_k)[:, None] * stride_bk,
+                mask=mask_k[:, None] & (cols < N)[None, :],
+                other=0.0,
+            )
+            acc += tl.dot(a, b, input_precision=PRECISION)
+            if step % k_steps == k_steps - 1:
+                if HAS_BIAS:
+                    bias_row = bias_ptr + seq.to(tl.int64) * stride_biasb + cols
+                    acc += tl.load(bias_row, mask=cols < N, other=0.0).to(tl.float32)[None, :]
+                tl.store(
+                    c_seq + rows[:, None] * stride_cm + cols[None, :] * stride_cn,
+                    acc.to(c_seq.dtype.element_ty),
+                    mask=(rows < seqlen)[:, None] & (cols < N)[None, :],
+                )
+                acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+
+
+def calls(
+    inputs: dict, config: dict, up, names: tuple[str, ...]
+) -> dict[str, tuple[Callable[[], object], torch.Tensor]]:
+    """name -> (a call of the forward at `config`, the tensor it writes), for `names`."""
     x, y, bias, offsets = (inputs[k] for k in ("x", "y", "bias", "offsets"))
     msl = int(inputs["max_seq_len"])
     batch, k, n = y.shape
@@ -106,8 +169,7 @@ def calls(inputs: dict, config: dict, up) -> dict[str, tuple[Callable[[], object
     options = {"num_warps": config["num_warps"], "num_stages": config["num_stages"]}
     grid = (triton.cdiv(n, blocks["BLOCK_N"]), triton.cdiv(msl, blocks["BLOCK_M"]), batch)
     strides = (x.stride(0), x.stride(1), y.stride(0), y.stride(1), y.stride(2), bias.stride(0))
-    out = {name: torch.zeros(x.size(0), n, dtype=x.dtype, device=x.device) for name in
-           ("upstream", "port", "no_loop", "noinline_rest")}  # fmt: skip
+    out = {name: torch.zeros(x.size(0), n, dtype=x.dtype, device=x.device) for name in names}
     variants = {
         "upstream": lambda c: up.jagged_dense_bmm_broadcast_add_kernel.fn[grid](
             offsets, x, y, bias, c, msl, n, k, x.stride(0), y.stride(0), y.stride(1), y.stride(2),
@@ -125,8 +187,52 @@ def calls(inputs: dict, config: dict, up) -> dict[str, tuple[Callable[[], object
             offsets, x, y, bias, c, msl, n, k, *strides, c.stride(0), c.stride(1),
             PRECISION="ieee", HAS_BIAS=True, LATER_ROWS=True, **blocks, **options,
         ),
+        "flat": lambda c: _flat_kernel[grid](
+            offsets, x, y, bias, c, msl, n, k, *strides, c.stride(0), c.stride(1),
+            PRECISION="ieee", HAS_BIAS=True, **blocks, **options,
+        ),
     }  # fmt: skip
-    return {name: (lambda f=f, c=out[name]: f(c), out[name]) for name, f in variants.items()}
+    return {name: (lambda f=variants[name], c=out[name]: f(c), out[name]) for name in names}
+
+
+def upstream_pick(inputs: dict, up) -> dict:
+    """The config upstream's `triton.autotune` picks for the case (its own timing, its key)."""
+    x, y, bias, offsets = (inputs[k] for k in ("x", "y", "bias", "offsets"))
+    msl = int(inputs["max_seq_len"])
+    batch, k, n = y.shape
+    out = torch.empty(x.size(0), n, dtype=x.dtype, device=x.device)
+    kernel = up.jagged_dense_bmm_broadcast_add_kernel
+    kernel[lambda meta: (triton.cdiv(n, meta["BLOCK_N"]), triton.cdiv(msl, meta["BLOCK_M"]), batch)](
+        offsets, x, y, bias, out, up.autotune_max_seq_len(msl), n, k, x.stride(0), y.stride(0),
+        y.stride(1), y.stride(2), bias.stride(0), out.stride(0), HAS_BIAS=True, ALLOW_TF32=False,
+    )  # fmt: skip
+    best = kernel.best_config
+    return {**best.kwargs, "num_warps": best.num_warps, "num_stages": best.num_stages}
+
+
+def measure(backend, case: str, config: dict, fns: dict, args: argparse.Namespace) -> None:
+    """The variants at one config, interleaved; one line against the port."""
+    for fn, _ in fns.values():
+        fn()  # compile, and the outputs compared below
+    backend.synchronize()
+    port_out = fns["port"][1]
+    same = {name: torch.equal(out, port_out) for name, (_, out) in fns.items()}
+    samples: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(args.rounds):
+        for name, (fn, _) in fns.items():
+            samples[name] += backend.samples(fn, args.reps)
+    port = samples["port"]
+    cells = []
+    for name, times in samples.items():
+        wins, gain, p = faster_beyond_noise(times, port, MIN_GAIN, ALPHA)
+        loses = faster_beyond_noise(port, times, MIN_GAIN, ALPHA)[0]
+        verdict = "" if name == "port" else " wins" if wins else " loses" if loses else " ties"
+        q = statistics.quantiles(times, n=5)
+        cells.append(
+            f"{name} {statistics.median(times):.4f} ({q[0]:.4f}-{q[3]:.4f}, n={len(times)},"
+            f" {-gain:+.1%} vs port{verdict}, same-as-port {same[name]})"
+        )
+    print(f"{case} {config}: " + "; ".join(cells), flush=True)
 
 
 def main() -> None:
@@ -134,6 +240,8 @@ def main() -> None:
     parser.add_argument("--soc", required=True, help="a GPU soc (H200)")
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--reps", type=int, default=10)
+    parser.add_argument("--case", action="append", help="a performance case (default: all)")
+    parser.add_argument("--configs", choices=("frozen", "upstream"), default="frozen")
     args = parser.parse_args()
     backend = get_backend(args.soc)
     if backend.is_interpreter:
@@ -143,31 +251,20 @@ def main() -> None:
     spec = get_op(OP)
     up = spec.upstream.load()
     print(f"# {backend.describe()}, versions {backend.versions()}")
+    names = ("upstream", "port", "no_loop", "noinline_rest", "flat")
+    if args.configs == "upstream":
+        names = ("upstream", "port", "flat")
     for case in spec.cases("performance"):
-        config = frozen_config(OP, args.soc, "fwd", case.name) or spec.kernel("fwd").default(case)
+        if args.case and case.name not in args.case:
+            continue
+        frozen = frozen_config(OP, args.soc, "fwd", case.name) or spec.kernel("fwd").default(case)
         inputs = spec.make_inputs(case, backend.device)
-        fns = calls(inputs, config, up)
-        for fn, _ in fns.values():
-            fn()  # compile, and the outputs compared below
-        backend.synchronize()
-        port_out = fns["port"][1]
-        same = {name: torch.equal(out, port_out) for name, (_, out) in fns.items()}
-        samples: dict[str, list[float]] = {name: [] for name in fns}
-        for _ in range(args.rounds):
-            for name, (fn, _) in fns.items():
-                samples[name] += backend.samples(fn, args.reps)
-        port = samples["port"]
-        cells = []
-        for name, times in samples.items():
-            wins, gain, p = faster_beyond_noise(times, port, MIN_GAIN, ALPHA)
-            loses = faster_beyond_noise(port, times, MIN_GAIN, ALPHA)[0]
-            verdict = "" if name == "port" else " wins" if wins else " loses" if loses else " ties"
-            q = statistics.quantiles(times, n=5)
-            cells.append(
-                f"{name} {statistics.median(times):.4f} ({q[0]:.4f}-{q[3]:.4f}, n={len(times)},"
-                f" {-gain:+.1%} vs port{verdict}, same-as-port {same[name]})"
-            )
-        print(f"{case.name} {config}: " + "; ".join(cells), flush=True)
+        configs = [frozen]
+        if args.configs == "upstream":
+            print(f"{case.name}: upstream's autotune picks {upstream_pick(inputs, up)}", flush=True)
+            configs += [c for c in from_upstream(spec, spec.kernel("fwd")) if c != frozen]
+        for config in configs:
+            measure(backend, case.name, config, calls(inputs, config, up, names), args)
 
 
 if __name__ == "__main__":
