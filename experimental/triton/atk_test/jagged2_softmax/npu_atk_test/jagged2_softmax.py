@@ -120,7 +120,7 @@ FROZEN_CONFIGS = {
                 "case": "b1024_n512_dim2_bf16",
                 "dtype": "bfloat16",
                 "shape": {"B": 1024, "max_seq_len": 512, "dim": 2},
-                "config": {"BLOCK_N": 512, "BLOCK_H": 2, "num_warps": 4, "num_stages": 3},
+                "config": {"BLOCK_N": 512, "BLOCK_H": 4, "num_warps": 4, "num_stages": 3},
             },
             {
                 "case": "b1024_n512_dim2_fp32",
@@ -146,7 +146,7 @@ FROZEN_CONFIGS = {
                 "case": "b1024_n512_dim2_bf16",
                 "dtype": "bfloat16",
                 "shape": {"B": 1024, "max_seq_len": 512, "dim": 2},
-                "config": {"BLOCK_N": 512, "BLOCK_H": 2, "num_warps": 4, "num_stages": 3},
+                "config": {"BLOCK_N": 512, "BLOCK_H": 4, "num_warps": 4, "num_stages": 3},
             },
             {
                 "case": "b1024_n512_dim2_fp32",
@@ -164,7 +164,7 @@ FROZEN_CONFIGS = {
                 "case": "b512_n1024_dim1_bf16",
                 "dtype": "bfloat16",
                 "shape": {"B": 512, "max_seq_len": 1024, "dim": 1},
-                "config": {"BLOCK_N": 64, "BLOCK_H": 32, "num_warps": 2, "num_stages": 4},
+                "config": {"BLOCK_N": 32, "BLOCK_H": 32, "num_warps": 2, "num_stages": 4},
             },
         ],
     },

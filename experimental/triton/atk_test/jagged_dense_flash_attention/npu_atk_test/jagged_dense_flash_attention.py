@@ -290,7 +290,7 @@ FROZEN_CONFIGS = {
                 "case": "b2048_n512_d256_t32_bf16",
                 "dtype": "bfloat16",
                 "shape": {"B": 2048, "max_seq_len": 512, "D": 256, "T": 32},
-                "config": {"BLOCK_T": 32, "BLOCK_L": 16, "num_warps": 4, "num_stages": 3},
+                "config": {"BLOCK_T": 32, "BLOCK_L": 64, "num_warps": 4, "num_stages": 2},
             },
             {
                 "case": "b256_n2048_d128_t256_fp16",
@@ -302,7 +302,7 @@ FROZEN_CONFIGS = {
                 "case": "b512_n1024_d64_t256_fp32",
                 "dtype": "float32",
                 "shape": {"B": 512, "max_seq_len": 1024, "D": 64, "T": 256},
-                "config": {"BLOCK_T": 128, "BLOCK_L": 32, "num_warps": 4, "num_stages": 3},
+                "config": {"BLOCK_T": 64, "BLOCK_L": 64, "num_warps": 4, "num_stages": 2},
             },
         ],
         "bwd_dv_db_dq": [
