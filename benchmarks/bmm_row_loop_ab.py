@@ -15,12 +15,13 @@ whether the registers are the cost is what this measures. `noinline_rest` is not
 candidate as it stands: triton-ascend 3.2.0 refuses a kernel calling a noinline function (an
 empty MLIRCompilationError within 0.2 s for every case's default on the 910B and the 950PR);
 inline forms of it (the later blocks unpipelined, or from scalars) stay at 255 registers.
-`flat` computes every row as the port does, in one loop over the tile's (row block, K block)
-steps instead of a K loop inside a row-block loop. Compiled for sm_90a with Triton 3.6 without a
-GPU (registers and stack from `cuobjdump -res-usage`), at the 32 configs of upstream's list the
-port's nested loops take more registers than upstream's kernel at 30 (fp32 and bf16 alike) and
-spill at 18 in fp32 (upstream at 4); `flat` spills at 6 in fp32 and takes at most upstream's
-registers at 23 of the 32 there; in bf16 it lies between the two at most configs.
+The port's tile runs its rows and K blocks as one loop (`FLAT`) on a CUDA GPU in IEEE fp32,
+else as a K loop per row block (see the port's `_flat`): `flat` and `nested` force either form
+on a case whose dtype the port takes the other for. Compiled for sm_90a with Triton 3.6 without
+a GPU (registers and stack from `cuobjdump -res-usage`), at the 32 configs of upstream's list on
+the fp32 case the nested loops take more registers than upstream's kernel at 30 and spill at 17
+(upstream at 4); the one loop spills at 5 and takes at most upstream's registers at 24 of them.
+(Up to ddc0dc8 the port always ran the nested loops, and `flat` was a kernel of this file.)
 
 Each variant's output is compared bit for bit with the port's; the times are the project's timer
 (`Backend.samples`: L2 flushed and the launch covered before each call), `--rounds` rounds of
@@ -107,57 +108,6 @@ def _later_rows(
     )  # fmt: skip
 
 
-@triton.jit
-def _flat_kernel(
-    offsets_ptr, a_ptr, b_ptr, bias_ptr, c_ptr, max_seq_len, N, K,
-    stride_am, stride_ak, stride_bb, stride_bk, stride_bn, stride_biasb, stride_cm, stride_cn,
-    PRECISION: tl.constexpr, HAS_BIAS: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-):  # fmt: skip
-    """Every row, as the port, in one loop over the (row block, K block) steps of the tile (the
-    persistent-matmul form of Triton's tutorial 09): the row block's result is stored and the
-    accumulator reset at its last K step, so no loop nests in another (`flat`)."""
-    seq = tl.program_id(2)
-    start_m = tl.program_id(1) * BLOCK_M
-    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
-    begin = tl.load(offsets_ptr + seq).to(tl.int64)
-    seqlen = (tl.load(offsets_ptr + seq + 1) - begin).to(tl.int32)
-    if start_m < seqlen:
-        a_seq = a_ptr + begin * stride_am
-        c_seq = c_ptr + begin * stride_cm
-        b_cols = b_ptr + seq.to(tl.int64) * stride_bb + cols[None, :] * stride_bn
-        row_step = tl.cdiv(max_seq_len, BLOCK_M) * BLOCK_M
-        k_steps = tl.cdiv(K, BLOCK_K)
-        steps = tl.cdiv(seqlen - start_m, row_step) * k_steps
-        offs_k = tl.arange(0, BLOCK_K)
-        acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
-        for step in range(0, steps):
-            k0 = (step % k_steps) * BLOCK_K
-            rows = start_m + (step // k_steps) * row_step + tl.arange(0, BLOCK_M)
-            mask_k = offs_k < K - k0
-            a = tl.load(
-                a_seq + rows[:, None] * stride_am + (k0 + offs_k)[None, :] * stride_ak,
-                mask=(rows < seqlen)[:, None] & mask_k[None, :],
-                other=0.0,
-            )
-            b = tl.load(
-                b_cols + (k0 + offs_k)[:, None] * stride_bk,
-                mask=mask_k[:, None] & (cols < N)[None, :],
-                other=0.0,
-            )
-            acc += tl.dot(a, b, input_precision=PRECISION)
-            if step % k_steps == k_steps - 1:
-                if HAS_BIAS:
-                    bias_row = bias_ptr + seq.to(tl.int64) * stride_biasb + cols
-                    acc += tl.load(bias_row, mask=cols < N, other=0.0).to(tl.float32)[None, :]
-                tl.store(
-                    c_seq + rows[:, None] * stride_cm + cols[None, :] * stride_cn,
-                    acc.to(c_seq.dtype.element_ty),
-                    mask=(rows < seqlen)[:, None] & (cols < N)[None, :],
-                )
-                acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
-
-
 def calls(
     inputs: dict, config: dict, up, names: tuple[str, ...]
 ) -> dict[str, tuple[Callable[[], object], torch.Tensor]]:
@@ -170,15 +120,19 @@ def calls(
     grid = (triton.cdiv(n, blocks["BLOCK_N"]), triton.cdiv(msl, blocks["BLOCK_M"]), batch)
     strides = (x.stride(0), x.stride(1), y.stride(0), y.stride(1), y.stride(2), bias.stride(0))
     out = {name: torch.zeros(x.size(0), n, dtype=x.dtype, device=x.device) for name in names}
+    port_flat = PORT._flat("ieee", x.device) and x.dtype == torch.float32  # the launcher's choice
     variants = {
         "upstream": lambda c: up.jagged_dense_bmm_broadcast_add_kernel.fn[grid](
             offsets, x, y, bias, c, msl, n, k, x.stride(0), y.stride(0), y.stride(1), y.stride(2),
             bias.stride(0), c.stride(0), HAS_BIAS=True, ALLOW_TF32=False, **blocks, **options,
         ),
-        "port": lambda c: PORT._jagged_dense_bmm_add_kernel[grid](
-            offsets, x, y, bias, c, msl, batch, n, k, 1, *strides, c.stride(0), c.stride(1),
-            PRECISION="ieee", HAS_BIAS=True, PERSISTENT=False, **blocks, **options,
-        ),
+        **{
+            name: lambda c, flat=flat: PORT._jagged_dense_bmm_add_kernel[grid](
+                offsets, x, y, bias, c, msl, batch, n, k, 1, *strides, c.stride(0), c.stride(1),
+                PRECISION="ieee", HAS_BIAS=True, PERSISTENT=False, FLAT=flat, **blocks, **options,
+            )
+            for name, flat in (("port", port_flat), ("flat", True), ("nested", False))
+        },
         "no_loop": lambda c: _variant_kernel[grid](
             offsets, x, y, bias, c, msl, n, k, *strides, c.stride(0), c.stride(1),
             PRECISION="ieee", HAS_BIAS=True, LATER_ROWS=False, **blocks, **options,
@@ -186,10 +140,6 @@ def calls(
         "noinline_rest": lambda c: _variant_kernel[grid](
             offsets, x, y, bias, c, msl, n, k, *strides, c.stride(0), c.stride(1),
             PRECISION="ieee", HAS_BIAS=True, LATER_ROWS=True, **blocks, **options,
-        ),
-        "flat": lambda c: _flat_kernel[grid](
-            offsets, x, y, bias, c, msl, n, k, *strides, c.stride(0), c.stride(1),
-            PRECISION="ieee", HAS_BIAS=True, **blocks, **options,
         ),
     }  # fmt: skip
     return {name: (lambda f=variants[name], c=out[name]: f(c), out[name]) for name in names}
@@ -251,14 +201,14 @@ def main() -> None:
     spec = get_op(OP)
     up = spec.upstream.load()
     print(f"# {backend.describe()}, versions {backend.versions()}")
-    names = ("upstream", "port", "no_loop", "noinline_rest", "flat")
-    if args.configs == "upstream":
-        names = ("upstream", "port", "flat")
+    variants = ("upstream", "port", "no_loop", "noinline_rest")
     for case in spec.cases("performance"):
         if args.case and case.name not in args.case:
             continue
         frozen = frozen_config(OP, args.soc, "fwd", case.name) or spec.kernel("fwd").default(case)
         inputs = spec.make_inputs(case, backend.device)
+        other = "nested" if case.dtype == "float32" else "flat"  # the form the port does not take
+        names = (*variants, other) if args.configs == "frozen" else ("upstream", "port", other)
         configs = [frozen]
         if args.configs == "upstream":
             print(f"{case.name}: upstream's autotune picks {upstream_pick(inputs, up)}", flush=True)

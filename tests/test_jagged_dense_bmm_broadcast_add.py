@@ -37,9 +37,16 @@ def test_programs_walk_every_tile_once(port, monkeypatch):
             assert close(value, golden[name]), (kernel.name, name)
 
 
-def test_rows_past_max_seq_len_are_computed(port):
+@pytest.mark.parametrize("flat", [False, True], ids=["nested", "flat"])
+@pytest.mark.parametrize("programs", [None, 3], ids=["grid", "walking"])
+def test_rows_past_max_seq_len_are_computed(port, monkeypatch, flat, programs):
     """max_seq_len sizes the grid only: with max_seq_len 1 (upstream's grid: one row block per
-    sequence) every row of every sequence is still computed, by the same programs."""
+    sequence) every row of every sequence is still computed, by the same programs, in both forms
+    of a tile's loop (the one loop runs on a CUDA GPU in fp32, which the interpreter is not) and
+    with programs walking the tiles."""
+    monkeypatch.setattr(port, "_flat", lambda precision, device: flat)
+    if programs:
+        monkeypatch.setattr(port, "MAX_PROGRAMS", programs)
     given = {**inputs(), "max_seq_len": torch.tensor(1)}
     golden = SPEC.reference(given)
     for name, value in SPEC.run_port(

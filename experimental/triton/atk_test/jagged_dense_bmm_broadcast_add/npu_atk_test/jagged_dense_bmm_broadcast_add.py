@@ -10,8 +10,10 @@
 # Differences from upstream: upstream's 3-D grid, one tile per program, up to 32768 tiles, beyond
 # that a 1-D grid of 32768 programs walking the tiles (an Ascend launch takes at most 65535 blocks);
 # every row is computed, also those of a sequence longer than max_seq_len (upstream leaves them
-# unwritten); tl.dot's precision "hf32" on an NPU where TF32 is allowed; the config passed per
-# launch from the frozen configs below (upstream: Triton's autotuner over _get_bmm_configs).
+# unwritten), on a CUDA GPU in fp32 without TF32 in one loop over a tile's (row block, K block)
+# steps (nested loops took more registers there, see _flat); tl.dot's precision "hf32" on an NPU
+# where TF32 is allowed; the config passed per launch from the frozen configs below (upstream:
+# Triton's autotuner over _get_bmm_configs).
 """Triton port of jagged_dense_bmm_broadcast_add: forward and its backward's two kernels."""
 
 import math
@@ -32,7 +34,7 @@ def _jagged_dense_bmm_add_kernel(
     offsets_ptr, a_ptr, b_ptr, bias_ptr, c_ptr, max_seq_len, batch, N, K, num_programs,
     stride_am, stride_ak, stride_bb, stride_bk, stride_bn, stride_biasb, stride_cm, stride_cn,
     PRECISION: tl.constexpr, HAS_BIAS: tl.constexpr, PERSISTENT: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    FLAT: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
 ):  # fmt: skip
     """c[rows of b] = a[rows of b] @ b_dense[b] (+ bias[b]): a [sum_L, K] jagged, b_dense
     [B, K, N], bias [B, N], c [sum_L, N]; fp32 accumulation.
@@ -51,14 +53,14 @@ def _jagged_dense_bmm_add_kernel(
                 tile // per_seq, (tile % per_seq) // tiles_n, tile % tiles_n, offsets_ptr,
                 a_ptr, b_ptr, bias_ptr, c_ptr, max_seq_len, N, K,
                 stride_am, stride_ak, stride_bb, stride_bk, stride_bn, stride_biasb, stride_cm,
-                stride_cn, PRECISION, HAS_BIAS, BLOCK_M, BLOCK_N, BLOCK_K,
+                stride_cn, PRECISION, HAS_BIAS, FLAT, BLOCK_M, BLOCK_N, BLOCK_K,
             )  # fmt: skip
     else:
         _bmm_add_tile(
             tl.program_id(2), tl.program_id(1), tl.program_id(0), offsets_ptr, a_ptr, b_ptr,
             bias_ptr, c_ptr, max_seq_len, N, K,
             stride_am, stride_ak, stride_bb, stride_bk, stride_bn, stride_biasb, stride_cm,
-            stride_cn, PRECISION, HAS_BIAS, BLOCK_M, BLOCK_N, BLOCK_K,
+            stride_cn, PRECISION, HAS_BIAS, FLAT, BLOCK_M, BLOCK_N, BLOCK_K,
         )  # fmt: skip
 
 
@@ -66,12 +68,14 @@ def _jagged_dense_bmm_add_kernel(
 def _bmm_add_tile(
     seq, tile_m, tile_n, offsets_ptr, a_ptr, b_ptr, bias_ptr, c_ptr, max_seq_len, N, K,
     stride_am, stride_ak, stride_bb, stride_bk, stride_bn, stride_biasb, stride_cm, stride_cn,
-    PRECISION: tl.constexpr, HAS_BIAS: tl.constexpr, BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    PRECISION: tl.constexpr, HAS_BIAS: tl.constexpr, FLAT: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
 ):  # fmt: skip
     """One tile: its row block of the sequence, then the blocks max_seq_len rows further on of a
     sequence longer than max_seq_len. The sequence's int64 start moves the base pointers, the
-    tile's offsets stay int32 (upstream's arithmetic)."""
+    tile's offsets stay int32 (upstream's arithmetic). With FLAT the rows and K blocks are one
+    loop (`_bmm_add_steps`), else a K loop per row block (`_bmm_add_rows`); the launcher sets it
+    on a CUDA GPU for fp32 without TF32 (`_flat`)"""
     row_step = tl.cdiv(max_seq_len, BLOCK_M) * BLOCK_M
     start_m = tile_m * BLOCK_M
     cols = tile_n * BLOCK_N + tl.arange(0, BLOCK_N)
@@ -81,13 +85,65 @@ def _bmm_add_tile(
         a_seq = a_ptr + begin * stride_am
         c_seq = c_ptr + begin * stride_cm
         b_cols = b_ptr + seq.to(tl.int64) * stride_bb + cols[None, :] * stride_bn
-        bias_row = bias_ptr + seq.to(tl.int64) * stride_biasb + cols
-        for rows_from in range(start_m, seqlen, row_step):
-            _bmm_add_rows(
-                rows_from + tl.arange(0, BLOCK_M), cols, seqlen, N, K, a_seq, b_cols, bias_row,
-                c_seq, stride_am, stride_ak, stride_bk, stride_cm, stride_cn,
+        bias_seq = bias_ptr + seq.to(tl.int64) * stride_biasb
+        if FLAT:
+            _bmm_add_steps(
+                start_m, row_step, cols, seqlen, N, K, a_seq, b_cols, bias_seq, c_seq,
+                stride_am, stride_ak, stride_bk, stride_cm, stride_cn,
                 PRECISION, HAS_BIAS, BLOCK_M, BLOCK_N, BLOCK_K,
             )  # fmt: skip
+        else:
+            for rows_from in range(start_m, seqlen, row_step):
+                _bmm_add_rows(
+                    rows_from + tl.arange(0, BLOCK_M), cols, seqlen, N, K, a_seq, b_cols,
+                    bias_seq + cols, c_seq, stride_am, stride_ak, stride_bk, stride_cm, stride_cn,
+                    PRECISION, HAS_BIAS, BLOCK_M, BLOCK_N, BLOCK_K,
+                )  # fmt: skip
+
+
+@triton.jit
+def _bmm_add_steps(
+    start_m, row_step, cols, seqlen, N, K, a_seq, b_cols, bias_seq, c_seq,
+    stride_am, stride_ak, stride_bk, stride_cm, stride_cn,
+    PRECISION: tl.constexpr, HAS_BIAS: tl.constexpr, BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+):  # fmt: skip
+    """c[rows, cols] = a[rows] @ b[:, cols] (+ bias[cols]) for the row blocks start_m,
+    start_m + row_step, ... of one sequence, in one loop over their (row block, K block) steps
+    (the persistent matmul of Triton's tutorial 09): a row block's result is stored and the
+    accumulator reset at its last K step. The bias row's pointers are made where it is added,
+    not held through the loop."""
+    mask_n = cols < N
+    offs_k = tl.arange(0, BLOCK_K)
+    k_steps = tl.maximum(tl.cdiv(K, BLOCK_K), 1)  # K == 0: one step of zeros, then the bias
+    steps = tl.cdiv(seqlen - start_m, row_step) * k_steps
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for step in range(0, steps):
+        k0 = (step % k_steps) * BLOCK_K
+        rows = start_m + (step // k_steps) * row_step + tl.arange(0, BLOCK_M)
+        mask_m = rows < seqlen
+        mask_k = offs_k < K - k0
+        a = tl.load(
+            a_seq + rows[:, None] * stride_am + (k0 + offs_k)[None, :] * stride_ak,
+            mask=mask_m[:, None] & mask_k[None, :],
+            other=0.0,
+        )
+        b = tl.load(
+            b_cols + (k0 + offs_k)[:, None] * stride_bk,
+            mask=mask_k[:, None] & mask_n[None, :],
+            other=0.0,
+        )
+        acc += tl.dot(a, b, input_precision=PRECISION)
+        if step % k_steps == k_steps - 1:
+            if HAS_BIAS:
+                bias = tl.load(bias_seq + cols, mask=mask_n, other=0.0)
+                acc += bias.to(tl.float32)[None, :]
+            tl.store(
+                c_seq + rows[:, None] * stride_cm + cols[None, :] * stride_cn,
+                acc.to(c_seq.dtype.element_ty),
+                mask=mask_m[:, None] & mask_n[None, :],
+            )
+            acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
 
 
 @triton.jit
@@ -530,6 +586,18 @@ def _shape(batch: int, max_seq_len: int, d: int, t: int) -> dict:
     return {"B": batch, "max_seq_len": int(max_seq_len), "D": d, "T": t}
 
 
+def _flat(precision: str, device) -> bool:
+    """Whether a tile's rows and K blocks are one loop (`_bmm_add_tile`): on a CUDA GPU with
+    tl.dot in IEEE fp32, a dot of FMAs whose operands and result live in registers. On the H200,
+    at the 32 configs of upstream's list, the one loop's best was 3.5% faster than the nested
+    loops' best on the fp32 performance case (the nested loops took more registers and spilled
+    at 17 of them), while in bf16 the nested loops' best was 1.3% faster (docs/benchmarks.md).
+    Not on an NPU: there the accumulator's reset inside the loop moves it from L0C to the unified
+    buffer (bishengir 1.2.0, compile-only: 4-33 KB of unified buffer at the default config
+    became 74-82 KB, and 128 x 128 blocks no longer fit)."""
+    return precision == "ieee" and device.type == "cuda"
+
+
 def _programs(tiles: int) -> int:
     return max(1, min(tiles, MAX_PROGRAMS))
 
@@ -542,6 +610,7 @@ def _dense_bmm_add(kernel, shape, a, b, bias, offsets, max_seq_len, allow_tf32, 
     if c.numel() == 0:
         return c
     rows = max(int(max_seq_len), 1)  # the grid's row blocks per sequence (at least one)
+    precision = _precision(allow_tf32, a.device)
     grid = (triton.cdiv(n, blocks["BLOCK_N"]), triton.cdiv(rows, blocks["BLOCK_M"]), batch)
     tiles = math.prod(grid)
     programs = _programs(tiles)
@@ -549,8 +618,8 @@ def _dense_bmm_add(kernel, shape, a, b, bias, offsets, max_seq_len, allow_tf32, 
         offsets, a, b, c if bias is None else bias, c, rows, batch, n, k, programs,
         a.stride(0), a.stride(1), b.stride(0), b.stride(1), b.stride(2),
         0 if bias is None else bias.stride(0), c.stride(0), c.stride(1),
-        PRECISION=_precision(allow_tf32, a.device), HAS_BIAS=bias is not None,
-        PERSISTENT=programs < tiles, **blocks, **options,
+        PRECISION=precision, HAS_BIAS=bias is not None, PERSISTENT=programs < tiles,
+        FLAT=_flat(precision, a.device), **blocks, **options,
     )  # fmt: skip
     return c
 
