@@ -17,10 +17,7 @@ empty MLIRCompilationError within 0.2 s for every case's default on the 910B and
 inline forms of it (the later blocks unpipelined, or from scalars) stay at 255 registers.
 The port's tile runs its rows and K blocks as one loop (`FLAT`) on a CUDA GPU in IEEE fp32,
 else as a K loop per row block (see the port's `_flat`): `flat` and `nested` force either form
-on a case whose dtype the port takes the other for. Compiled for sm_90a with Triton 3.6 without
-a GPU (registers and stack from `cuobjdump -res-usage`), at the 32 configs of upstream's list on
-the fp32 case the nested loops take more registers than upstream's kernel at 30 and spill at 17
-(upstream at 4); the one loop spills at 5 and takes at most upstream's registers at 24 of them.
+on a case whose dtype the port takes the other for. Their registers: `benchmarks/bmm_registers.py`.
 (Up to ddc0dc8 the port always ran the nested loops, and `flat` was a kernel of this file.)
 
 Each variant's output is compared bit for bit with the port's; the times are the project's timer

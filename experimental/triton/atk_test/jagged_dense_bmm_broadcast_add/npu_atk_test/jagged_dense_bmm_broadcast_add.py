@@ -591,7 +591,7 @@ def _flat(precision: str, device) -> bool:
     tl.dot in IEEE fp32, a dot of FMAs whose operands and result live in registers. On the H200,
     at the 32 configs of upstream's list, the one loop's best was 3.5% faster than the nested
     loops' best on the fp32 performance case (the nested loops took more registers and spilled
-    at 17 of them), while in bf16 the nested loops' best was 1.3% faster (docs/benchmarks.md).
+    at 18 of them), while in bf16 the nested loops' best was 1.3% faster (docs/benchmarks.md).
     Not on an NPU: there the accumulator's reset inside the loop moves it from L0C to the unified
     buffer (bishengir 1.2.0, compile-only: 4-33 KB of unified buffer at the default config
     became 74-82 KB, and 128 x 128 blocks no longer fit)."""
