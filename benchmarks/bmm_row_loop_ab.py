@@ -15,9 +15,9 @@ whether the registers are the cost is what this measures. `noinline_rest` is not
 candidate as it stands: triton-ascend 3.2.0 refuses a kernel calling a noinline function (an
 empty MLIRCompilationError within 0.2 s for every case's default on the 910B and the 950PR);
 inline forms of it (the later blocks unpipelined, or from scalars) stay at 255 registers.
-The port's tile runs its rows and K blocks as one loop (`FLAT`) on a CUDA GPU in IEEE fp32,
-else as a K loop per row block (see the port's `_flat`): `flat` and `nested` force either form
-on a case whose dtype the port takes the other for. Their registers: `benchmarks/bmm_registers.py`.
+The port's tile runs its rows and K blocks as one loop (`FLAT`) on a CUDA GPU with TF32 off,
+whatever the dtype, else as a K loop per row block (see the port's `_flat`): the variant `flat`
+or `nested` forces the form the port does not take. Their registers: `benchmarks/bmm_registers.py`.
 (Up to ddc0dc8 the port always ran the nested loops, and `flat` was a kernel of this file.)
 
 Each variant's output is compared bit for bit with the port's; the times are the project's timer
@@ -117,7 +117,6 @@ def calls(
     grid = (triton.cdiv(n, blocks["BLOCK_N"]), triton.cdiv(msl, blocks["BLOCK_M"]), batch)
     strides = (x.stride(0), x.stride(1), y.stride(0), y.stride(1), y.stride(2), bias.stride(0))
     out = {name: torch.zeros(x.size(0), n, dtype=x.dtype, device=x.device) for name in names}
-    port_flat = PORT._flat("ieee", x.device) and x.dtype == torch.float32  # the launcher's choice
     variants = {
         "upstream": lambda c: up.jagged_dense_bmm_broadcast_add_kernel.fn[grid](
             offsets, x, y, bias, c, msl, n, k, x.stride(0), y.stride(0), y.stride(1), y.stride(2),
@@ -128,7 +127,7 @@ def calls(
                 offsets, x, y, bias, c, msl, batch, n, k, 1, *strides, c.stride(0), c.stride(1),
                 PRECISION="ieee", HAS_BIAS=True, PERSISTENT=False, FLAT=flat, **blocks, **options,
             )
-            for name, flat in (("port", port_flat), ("flat", True), ("nested", False))
+            for name, flat in (("port", port_flat(x)), ("flat", True), ("nested", False))
         },
         "no_loop": lambda c: _variant_kernel[grid](
             offsets, x, y, bias, c, msl, n, k, *strides, c.stride(0), c.stride(1),
@@ -140,6 +139,12 @@ def calls(
         ),
     }  # fmt: skip
     return {name: (lambda f=variants[name], c=out[name]: f(c), out[name]) for name in names}
+
+
+def port_flat(x: torch.Tensor) -> bool:
+    """The launcher's choice of the loop form for inputs `x` with TF32 off, as the variants
+    launch them (`_flat` reads the precision and the device, not the dtype)."""
+    return PORT._flat(PORT._precision(False, x.device), x.device)
 
 
 def upstream_pick(inputs: dict, up) -> dict:
@@ -204,7 +209,7 @@ def main() -> None:
             continue
         frozen = frozen_config(OP, args.soc, "fwd", case.name) or spec.kernel("fwd").default(case)
         inputs = spec.make_inputs(case, backend.device)
-        other = "nested" if case.dtype == "float32" else "flat"  # the form the port does not take
+        other = "nested" if port_flat(inputs["x"]) else "flat"  # the form the port does not take
         names = (*variants, other) if args.configs == "frozen" else ("upstream", "port", other)
         configs = [frozen]
         if args.configs == "upstream":
