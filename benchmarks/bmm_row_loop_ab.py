@@ -15,8 +15,8 @@ whether the registers are the cost is what this measures. `noinline_rest` is not
 candidate as it stands: triton-ascend 3.2.0 refuses a kernel calling a noinline function (an
 empty MLIRCompilationError within 0.2 s for every case's default on the 910B and the 950PR);
 inline forms of it (the later blocks unpipelined, or from scalars) stay at 255 registers.
-The port's tile runs its rows and K blocks as one loop (`FLAT`) on a CUDA GPU with TF32 off,
-whatever the dtype, else as a K loop per row block (see the port's `_flat`): the variant `flat`
+The port's tile runs its rows and K blocks as one loop (`FLAT`) on a CUDA GPU in IEEE fp32
+(up to a803926 in every dtype with TF32 off), else as a K loop per row block (see the port's `_flat`): the variant `flat`
 or `nested` forces the form the port does not take. Their registers: `benchmarks/bmm_registers.py`.
 (Up to ddc0dc8 the port always ran the nested loops, and `flat` was a kernel of this file.)
 
@@ -143,8 +143,8 @@ def calls(
 
 def port_flat(x: torch.Tensor) -> bool:
     """The launcher's choice of the loop form for inputs `x` with TF32 off, as the variants
-    launch them (`_flat` reads the precision and the device, not the dtype)."""
-    return PORT._flat(PORT._precision(False, x.device), x.device)
+    launch them."""
+    return PORT._flat(PORT._precision(False, x.device), x.dtype, x.device)
 
 
 def upstream_pick(inputs: dict, up) -> dict:

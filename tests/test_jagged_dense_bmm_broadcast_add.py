@@ -3,6 +3,8 @@
 input checks) and, with the checkout, upstream's own Function at its first config in the
 interpreter against the port."""
 
+from types import SimpleNamespace
+
 import pytest
 import torch
 
@@ -44,7 +46,7 @@ def test_rows_past_max_seq_len_are_computed(port, monkeypatch, flat, programs):
     sequence) every row of every sequence is still computed, by the same programs, in both forms
     of a tile's loop (the one loop runs on a CUDA GPU in fp32, which the interpreter is not) and
     with programs walking the tiles."""
-    monkeypatch.setattr(port, "_flat", lambda precision, device: flat)
+    monkeypatch.setattr(port, "_flat", lambda precision, dtype, device: flat)
     if programs:
         monkeypatch.setattr(port, "MAX_PROGRAMS", programs)
     given = {**inputs(), "max_seq_len": torch.tensor(1)}
@@ -111,3 +113,20 @@ def test_upstreams_function_at_its_first_config_equals_the_port(port, monkeypatc
     _, _, dx, dy, dbias = function.backward(ctx, given["dout"])
     for name, value in {"out": out, "dx": dx, "dy": dy, "dbias": dbias}.items():
         assert close(value, want[name]), name
+
+
+@pytest.mark.parametrize(
+    ("precision", "dtype", "device", "flat"),
+    [
+        ("ieee", torch.float32, "cuda", True),
+        ("ieee", torch.bfloat16, "cuda", False),
+        ("ieee", torch.float16, "cuda", False),
+        ("tf32", torch.float32, "cuda", False),
+        ("ieee", torch.float32, "npu", False),
+        ("hf32", torch.float32, "npu", False),
+    ],
+)
+def test_one_loop_only_on_a_cuda_gpu_in_ieee_fp32(port, precision, dtype, device, flat):
+    """The one loop is the faster form on the H200 in IEEE fp32 alone: 16-bit inputs (whose
+    precision is "ieee" too), TF32 and every NPU keep the nested loops."""
+    assert port._flat(precision, dtype, SimpleNamespace(type=device)) is flat

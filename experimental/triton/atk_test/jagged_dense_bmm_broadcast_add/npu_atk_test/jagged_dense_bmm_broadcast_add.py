@@ -10,8 +10,8 @@
 # Differences from upstream: upstream's 3-D grid, one tile per program, up to 32768 tiles, beyond
 # that a 1-D grid of 32768 programs walking the tiles (an Ascend launch takes at most 65535 blocks);
 # every row is computed, also those of a sequence longer than max_seq_len (upstream leaves them
-# unwritten), on a CUDA GPU with TF32 off in one loop over a tile's (row block, K block) steps
-# (nested loops took more registers there in fp32, see _flat); tl.dot's precision "hf32" on an NPU
+# unwritten), on a CUDA GPU in IEEE fp32 in one loop over a tile's (row block, K block) steps
+# (nested loops took more registers there, see _flat); tl.dot's precision "hf32" on an NPU
 # where TF32 is allowed; the config passed per launch from the frozen configs below (upstream:
 # Triton's autotuner over _get_bmm_configs).
 """Triton port of jagged_dense_bmm_broadcast_add: forward and its backward's two kernels."""
@@ -75,7 +75,7 @@ def _bmm_add_tile(
     sequence longer than max_seq_len. The sequence's int64 start moves the base pointers, the
     tile's offsets stay int32 (upstream's arithmetic). With FLAT the rows and K blocks are one
     loop (`_bmm_add_steps`), else a K loop per row block (`_bmm_add_rows`); the launcher sets it
-    on a CUDA GPU with TF32 off, whatever the dtype (`_flat`)."""
+    on a CUDA GPU in IEEE fp32 (`_flat`)."""
     row_step = tl.cdiv(max_seq_len, BLOCK_M) * BLOCK_M
     start_m = tile_m * BLOCK_M
     cols = tile_n * BLOCK_N + tl.arange(0, BLOCK_N)
@@ -586,18 +586,16 @@ def _shape(batch: int, max_seq_len: int, d: int, t: int) -> dict:
     return {"B": batch, "max_seq_len": int(max_seq_len), "D": d, "T": t}
 
 
-def _flat(precision: str, device) -> bool:
-    """Whether a tile's rows and K blocks are one loop (`_bmm_add_tile`): on a CUDA GPU with
-    tl.dot's precision IEEE, i.e. TF32 off, in every dtype. Meant for fp32 alone (a dot of FMAs
-    whose operands and result live in registers): on the H200, at the 32 configs of upstream's
-    list, the one loop's best was 3.5% faster than the nested loops' best on the fp32
-    performance case (the nested loops took more registers and spilled at 18 of them), while in
-    bf16 the nested loops' best was 1.3% faster (docs/benchmarks.md); the precision is "ieee"
-    for 16-bit inputs too, so they take the one loop as well (the H200's configs were tuned so).
-    Not on an NPU: there the accumulator's reset inside the loop moves it from L0C to the unified
-    buffer (bishengir 1.2.0, compile-only: 4-33 KB of unified buffer at the default config
-    became 74-82 KB, and 128 x 128 blocks no longer fit)."""
-    return precision == "ieee" and device.type == "cuda"
+def _flat(precision: str, dtype: torch.dtype, device) -> bool:
+    """Whether a tile's rows and K blocks are one loop (`_bmm_add_steps`): on a CUDA GPU in IEEE
+    fp32 (fp32 inputs, TF32 off), a dot of FMAs whose operands and result live in registers. On
+    the H200, at the 32 configs of upstream's list, the one loop's best was 3.5% faster than the
+    nested loops' best on the fp32 performance case (the nested loops took more registers and
+    spilled at 18 of them), while in bf16 the nested loops' best was 1.3% faster
+    (docs/benchmarks.md). Not on an NPU: there the accumulator's reset inside the loop moves it
+    from L0C to the unified buffer (bishengir 1.2.0, compile-only: 4-33 KB of unified buffer at
+    the default config became 74-82 KB, and 128 x 128 blocks no longer fit)."""
+    return precision == "ieee" and dtype == torch.float32 and device.type == "cuda"
 
 
 def _programs(tiles: int) -> int:
@@ -621,7 +619,7 @@ def _dense_bmm_add(kernel, shape, a, b, bias, offsets, max_seq_len, allow_tf32, 
         a.stride(0), a.stride(1), b.stride(0), b.stride(1), b.stride(2),
         0 if bias is None else bias.stride(0), c.stride(0), c.stride(1),
         PRECISION=precision, HAS_BIAS=bias is not None, PERSISTENT=programs < tiles,
-        FLAT=_flat(precision, a.device), **blocks, **options,
+        FLAT=_flat(precision, a.dtype, a.device), **blocks, **options,
     )  # fmt: skip
     return c
 
