@@ -2,6 +2,7 @@
 under the old one is marked stale by status and check."""
 
 import pytest
+import torch
 from sqlalchemy import select
 
 from autotuner.backends.cpu import CpuBackend
@@ -193,6 +194,20 @@ def test_status_and_the_dashboard_count_stale_configs_per_op(tree, tmp_path):
     assert line.startswith(f"stale: {SOFTMAX}: {count} frozen configs (bwd, fwd): ")
     write_recorded_fingerprints(spec)
     assert f'data-stale="{SOFTMAX}"' not in TestClient(create_app(url)).get("/").text
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without a CUDA GPU")
+def test_status_says_when_it_cannot_compare_versions(tmp_path):
+    """`status --soc H200` off the GPU knows only the launch fingerprints: it says so in one line
+    and still lists what it knows."""
+    from .conftest import autotune_cli
+
+    url = f"sqlite:///{tmp_path / 'a.db'}"
+    open_database(url).engine.dispose()  # an empty database
+    status = autotune_cli("status", "--soc", "H200", "--db", url)
+    assert status.returncode == 0, status.stderr
+    (note,) = status.stderr.strip().splitlines()
+    assert note.startswith("note: versions not compared (soc 'H200' is not on this machine")
 
 
 def test_run_stale_tunes_only_the_stale_pairs(tree, tmp_path):

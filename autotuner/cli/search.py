@@ -223,19 +223,33 @@ def status(
     soc: SocOption = None,
 ) -> None:
     """Studies with trial counts by state, best config and speedup over the default; then, per
-    op, the frozen configs whose kernel or launch arguments changed since they were tuned."""
+    op, the frozen configs whose kernel or launch arguments changed since they were tuned, and
+    with --soc naming a device of this machine, those tuned under other compiler or runtime
+    versions (what `autotune check` calls stale there)."""
 
     from ops import all_ops, get_op
 
+    from ..backends import get_backend
     from ..backends.socs import is_npu_soc
     from ..measure.toolchain import stale_configs, stale_line
     from ..report.studies import summarize
 
     summaries = summarize(database_of(db, create=False), op=op, soc=soc)
+    versions = None
+    if soc:
+        try:
+            versions = get_backend(soc).versions()
+        except UserError as exc:
+            err_console.print(
+                f"note: versions not compared ({exc})",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
     stale = [
         line
         for spec in ([get_op(op)] if op else all_ops().values())
-        if (line := stale_line(spec.name, stale_configs(spec, soc=soc)))
+        if (line := stale_line(spec.name, stale_configs(spec, versions, soc)))
     ]
     if not summaries:
         console.print("no studies yet")
