@@ -343,11 +343,11 @@ FROZEN_CONFIGS = {
                 "dtype": "float16",
                 "shape": {"B": 1024, "max_seq_len": 512, "D": 256, "T": 512},
                 "config": {
-                    "BLOCK_M": 64,
+                    "BLOCK_M": 128,
                     "BLOCK_N": 128,
                     "BLOCK_K": 64,
                     "num_warps": 4,
-                    "num_stages": 2,
+                    "num_stages": 3,
                 },
             },
             {
