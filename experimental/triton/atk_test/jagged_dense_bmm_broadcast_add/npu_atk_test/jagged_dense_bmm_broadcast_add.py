@@ -74,10 +74,8 @@ def _bmm_add_tile(
     """One tile: its row block of the sequence, then the blocks max_seq_len rows further on of a
     sequence longer than max_seq_len. The sequence's int64 start moves the base pointers, the
     tile's offsets stay int32 (upstream's arithmetic). With FLAT the rows and K blocks are one
-    loop (`_bmm_add_steps`); the launcher sets it on a CUDA GPU in IEEE fp32 (`_flat`). Else a
-    K loop per row block (`_bmm_add_rows`): the tile's own row block outside any loop, as in
-    upstream's kernel (in a loop over the row blocks it measured 0.9% slower than upstream at
-    the same config on the H200 in fp16), then the blocks past max_seq_len in a loop."""
+    loop (`_bmm_add_steps`), else a K loop per row block (`_bmm_add_rows`); the launcher sets it
+    on a CUDA GPU in IEEE fp32 (`_flat`)."""
     row_step = tl.cdiv(max_seq_len, BLOCK_M) * BLOCK_M
     start_m = tile_m * BLOCK_M
     cols = tile_n * BLOCK_N + tl.arange(0, BLOCK_N)
@@ -95,12 +93,7 @@ def _bmm_add_tile(
                 PRECISION, HAS_BIAS, BLOCK_M, BLOCK_N, BLOCK_K,
             )  # fmt: skip
         else:
-            _bmm_add_rows(
-                start_m + tl.arange(0, BLOCK_M), cols, seqlen, N, K, a_seq, b_cols,
-                bias_seq + cols, c_seq, stride_am, stride_ak, stride_bk, stride_cm, stride_cn,
-                PRECISION, HAS_BIAS, BLOCK_M, BLOCK_N, BLOCK_K,
-            )  # fmt: skip
-            for rows_from in range(start_m + row_step, seqlen, row_step):
+            for rows_from in range(start_m, seqlen, row_step):
                 _bmm_add_rows(
                     rows_from + tl.arange(0, BLOCK_M), cols, seqlen, N, K, a_seq, b_cols,
                     bias_seq + cols, c_seq, stride_am, stride_ak, stride_bk, stride_cm, stride_cn,
