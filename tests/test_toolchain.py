@@ -31,7 +31,7 @@ def test_a_toolchain_change_starts_a_new_study_and_marks_the_old_one_stale(
     (new,) = tune(url, trials=3)
     assert new.name != old.name and new.name.rsplit("/", 1)[0] == old.name.rsplit("/", 1)[0]
     assert new.toolchain["triton"] == "9.9.9" and old.toolchain["triton"] != "9.9.9"
-    assert set(new.toolchain) == {"triton", "torch", "launch"}
+    assert set(new.toolchain) == {"triton", "torch", "launch", "launch_helpers"}
     stale = {s.name: s.stale for s in summarize(open_database(url), op=COPY_OP)}
     assert stale == {old.name: True, new.name: False}
 
@@ -114,17 +114,51 @@ def test_a_launcher_refactor_leaves_configs_current_and_a_kernel_edit_makes_them
     assert {s.kernel for s in stale_configs(spec)} == {"fwd"}
 
 
-def write_recorded_fingerprints(spec, launch: str | None = None) -> None:
-    """Record the current launch fingerprint (or `launch`) as the toolchain of every frozen
-    config of the op, as a freeze of studies run now (or under another kernel) would."""
+BMM_ADD = "jagged_dense_bmm_broadcast_add"
+
+
+def test_a_function_computing_a_launch_argument_is_part_of_it(tree):
+    """`FLAT=_flat(precision, a.dtype, a.device)`: editing `_flat` changes what compiles without
+    changing the launch's text, so it makes the configs of the kernels launched with it stale
+    (not the third kernel's); its docstring does not; a config recorded before the helpers'
+    fingerprint existed is judged by the launch fingerprint alone."""
     import json
 
-    from autotuner.measure.toolchain import LAUNCH, launch_fingerprint
+    from autotuner.measure.toolchain import HELPERS, stale_configs
+    from core.paths import performance_json, port_file
+
+    spec = get_op(BMM_ADD)
+    path = port_file(BMM_ADD)
+    source = path.read_text()
+    write_recorded_fingerprints(spec)
+    assert stale_configs(spec) == []
+    rule = 'return precision == "ieee" and dtype == torch.float32 and device.type == "cuda"'
+    assert source.count(rule) == 1
+    path.write_text(source.replace('"""Whether a tile', '"""Whether the tile', 1))
+    assert stale_configs(spec) == []
+    path.write_text(source.replace(rule, 'return precision == "ieee" and device.type == "cuda"'))
+    stale = stale_configs(spec)
+    assert {s.kernel for s in stale} == {"fwd", "bwd_dx"}
+    assert {s.reasons for s in stale} == {("a function computing launch arguments changed",)}
+    performance = performance_json(BMM_ADD)
+    data = json.loads(performance.read_text())
+    performance.write_text(json.dumps(data).replace(f'"{HELPERS}"', '"unrecorded_key"'))
+    assert stale_configs(spec) == []
+
+
+def write_recorded_fingerprints(spec, launch: str | None = None) -> None:
+    """Record the current launch fingerprint (or `launch`) and helpers' fingerprint as the
+    toolchain of every frozen config of the op, as a freeze of studies run now (or under another
+    kernel) would."""
+    import json
+
+    from autotuner.measure.toolchain import HELPERS, LAUNCH, helpers_fingerprint, launch_fingerprint
     from core.paths import performance_json
 
     path = performance_json(spec.name)
     data = json.loads(path.read_text())
     fingerprints = {k.name: launch_fingerprint(spec.name, k.port_kernel) for k in spec.kernels}
+    helpers = {k.name: helpers_fingerprint(spec.name, k.port_kernel) for k in spec.kernels}
 
     def visit(node):
         if isinstance(node, dict):
@@ -132,7 +166,10 @@ def write_recorded_fingerprints(spec, launch: str | None = None) -> None:
                 if key == "kernels" and isinstance(value, dict):
                     for kernel, entry in value.items():
                         if kernel in fingerprints and isinstance(entry, dict):
-                            entry["toolchain"] = {LAUNCH: launch or fingerprints[kernel]}
+                            entry["toolchain"] = {
+                                LAUNCH: launch or fingerprints[kernel],
+                                HELPERS: helpers[kernel],
+                            }
                 else:
                     visit(value)
         elif isinstance(node, list):

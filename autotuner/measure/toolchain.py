@@ -11,6 +11,11 @@ not count. A launcher refactor that launches the same kernels with the same argu
 configs current; the grid (run-time sizes) is not part of it. The launch arguments are source
 text: renaming a variable passed at the launch changes the fingerprint, and what helpers of the
 launcher compute before the launch does not.
+
+A second fingerprint covers the module functions that a launch's arguments call, and those they
+call (`FLAT=_flat(precision, a.dtype, a.device)`: a changed `_flat` changes what compiles
+without changing the launch's text). It is recorded from 2026-12-03 on; a config tuned before
+has none and is judged by the rest.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ VERSION_KEYS = ("triton", "torch", "torch_npu", "cann", "bishengir", "cuda_runti
 #: The key of the launch fingerprint in a toolchain; "launchers", the hash of the whole port file
 #: that came before it, changed with refactors that launched nothing else.
 LAUNCH = "launch"
+#: The key of the fingerprint of the module functions the launch arguments call.
+HELPERS = "launch_helpers"
 
 
 def _is_jit(node: ast.FunctionDef) -> bool:
@@ -54,52 +61,102 @@ def _without_docstrings(node: ast.AST) -> ast.AST:
     return node
 
 
-def launch_source(source: str, kernel: str) -> str:
-    """The normalised text the launch fingerprint of `kernel` (a `@triton.jit` function of the
-    port `source`) hashes: its jit source and the jit functions it calls, then its launches."""
+def _parse(source: str, kernel: str) -> tuple[ast.Module, dict[str, ast.FunctionDef]]:
+    """The docstring-free module and its `@triton.jit` functions, which must hold `kernel`."""
     tree = _without_docstrings(ast.parse(source))
     functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
     jit = {n.name: n for n in functions if _is_jit(n)}
     if kernel not in jit:
         raise KeyError(kernel)
-    seen, todo = [], [kernel]
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.append(name)
-        todo += sorted(
-            {c.func.id for c in ast.walk(jit[name]) if isinstance(c, ast.Call)
-             and isinstance(c.func, ast.Name) and c.func.id in jit}
-        )  # fmt: skip
-    parts = [ast.unparse(jit[name]) for name in sorted(seen)]
-    launches = []
+    return tree, jit
+
+
+def _launches(tree: ast.Module, kernel: str, jit: dict) -> list[tuple[ast.Call, list[ast.AST]]]:
+    """Each launch of `kernel` and its argument expressions: a `kernel[grid](...)` call (or
+    `fn[grid](...)` of a launcher given the kernel), or a call passing the kernel
+    (`_launch("fwd", kernel, ..., transpose=True)`)."""
+    out = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
         callee = node.func.value if isinstance(node.func, ast.Subscript) else None
         direct = isinstance(callee, ast.Name) and (callee.id == kernel or callee.id not in jit)
         passes = any(isinstance(a, ast.Name) and a.id == kernel for a in node.args)
-        if direct:  # kernel[grid](...), or fn[grid](...) of a launcher given the kernel
+        if direct or passes:
+            out.append((node, [*node.args, *(k.value for k in node.keywords)]))
+    return out
+
+
+def _called_names(node: ast.AST) -> set[str]:
+    return {
+        c.func.id
+        for c in ast.walk(node)
+        if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+    }
+
+
+def launch_source(source: str, kernel: str) -> str:
+    """The normalised text the launch fingerprint of `kernel` (a `@triton.jit` function of the
+    port `source`) hashes: its jit source and the jit functions it calls, then its launches."""
+    tree, jit = _parse(source, kernel)
+    seen, todo = [], [kernel]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.append(name)
+        todo += sorted(_called_names(jit[name]) & jit.keys())
+    parts = [ast.unparse(jit[name]) for name in sorted(seen)]
+    launches = []
+    for node, _ in _launches(tree, kernel, jit):
+        if isinstance(node.func, ast.Subscript):
             arguments = [*node.args, *node.keywords]
             launches.append("launch(" + ", ".join(ast.unparse(a) for a in arguments) + ")")
-        elif passes:  # _launch("fwd", kernel, ..., transpose=True)
+        else:
             launches.append(ast.unparse(node))
     return "\n".join(parts + sorted(launches))
+
+
+def helpers_source(source: str, kernel: str) -> str:
+    """The normalised text of the module-level functions (not jit) that the launches of `kernel`
+    call in their arguments, and of those they call in turn; empty when there are none."""
+    tree, jit = _parse(source, kernel)
+    module = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name not in jit}
+    todo = sorted(
+        {name for _, arguments in _launches(tree, kernel, jit) for a in arguments
+         for name in _called_names(a)} & module.keys()
+    )  # fmt: skip
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo += sorted(_called_names(module[name]) & module.keys())
+    return "\n".join(ast.unparse(module[name]) for name in sorted(seen))
 
 
 def launch_fingerprint(op: str, kernel: str) -> str:
     """16 hex digits of sha256 over `launch_source` of the op's port (parsed again only when the
     file changed: the dashboard asks on every page)."""
+    return _port_fingerprint(op, kernel, LAUNCH)
+
+
+def helpers_fingerprint(op: str, kernel: str) -> str:
+    """16 hex digits of sha256 over `helpers_source` of the op's port."""
+    return _port_fingerprint(op, kernel, HELPERS)
+
+
+def _port_fingerprint(op: str, kernel: str, part: str) -> str:
     path = port_file(op)
     stat = path.stat()
-    return _fingerprint(str(path), stat.st_mtime_ns, stat.st_size, kernel)
+    return _fingerprint(str(path), stat.st_mtime_ns, stat.st_size, kernel, part)
 
 
 @functools.lru_cache(maxsize=1024)
-def _fingerprint(path: str, mtime_ns: int, size: int, kernel: str) -> str:
+def _fingerprint(path: str, mtime_ns: int, size: int, kernel: str, part: str) -> str:
+    normalise = launch_source if part == LAUNCH else helpers_source
     try:
-        text = launch_source(Path(path).read_text(encoding="utf-8"), kernel)
+        text = normalise(Path(path).read_text(encoding="utf-8"), kernel)
     except SyntaxError as exc:
         raise UserError(f"{path} is not valid Python ({exc.msg}, line {exc.lineno})") from None
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -110,7 +167,11 @@ def toolchain(backend: Backend, op: str, kernel: str) -> dict[str, str]:
     (a `@triton.jit` function name)."""
     versions = backend.versions()
     found = {key: str(versions[key]) for key in VERSION_KEYS if key in versions}
-    return {**found, LAUNCH: launch_fingerprint(op, kernel)}
+    return {**found, **_port_fingerprints(op, kernel)}
+
+
+def _port_fingerprints(op: str, kernel: str) -> dict[str, str]:
+    return {LAUNCH: launch_fingerprint(op, kernel), HELPERS: helpers_fingerprint(op, kernel)}
 
 
 def fingerprint(chain: dict[str, str]) -> str:
@@ -121,15 +182,19 @@ def fingerprint(chain: dict[str, str]) -> str:
 def differences(recorded: dict[str, str] | None, current: dict[str, str]) -> list[str]:
     """Why a number recorded under `recorded` may not hold under `current`, one short phrase per
     change: `key a -> b` for a version, "kernel or launch arguments changed" for the launch
-    fingerprint, "unrecorded" for a number from before toolchains were recorded. Only the keys of
-    `current` count (a check without a device knows only the launch fingerprint)."""
+    fingerprint, "a function computing launch arguments changed" for the helpers' one (where
+    recorded), "unrecorded" for a number from before toolchains were recorded. Only the keys of
+    `current` count (a check without a device knows only the port's fingerprints)."""
     if not recorded:
         return ["toolchain unrecorded"]
     out = []
     for key in sorted(current):
         if recorded.get(key) == current[key]:
             continue
-        if key != LAUNCH:
+        if key == HELPERS:
+            if HELPERS in recorded:
+                out.append("a function computing launch arguments changed")
+        elif key != LAUNCH:
             out.append(f"{key} {recorded.get(key, '-')} -> {current[key]}")
         elif LAUNCH in recorded:
             out.append("kernel or launch arguments changed")
@@ -155,7 +220,7 @@ def stale_configs(
     fingerprint changed since they were tuned, or, where `versions` (`Backend.versions()`) are
     given, a compiler or runtime version did."""
     found = {key: str(versions[key]) for key in VERSION_KEYS if versions and key in versions}
-    fingerprints = {k.name: launch_fingerprint(spec.name, k.port_kernel) for k in spec.kernels}
+    fingerprints = {k.name: _port_fingerprints(spec.name, k.port_kernel) for k in spec.kernels}
     out = []
     sections = frozen_sections(read_performance_json(performance_json(spec.name)))
     for case, by_soc in sorted(sections.items()):
@@ -165,7 +230,7 @@ def stale_configs(
             for kernel, entry in sorted(section.get("kernels", {}).items()):
                 if kernel not in fingerprints:
                     continue
-                current = {**found, LAUNCH: fingerprints[kernel]}
+                current = {**found, **fingerprints[kernel]}
                 reasons = differences(entry.get("toolchain"), current)
                 if reasons:
                     out.append(Stale(frozen_soc, kernel, case, tuple(reasons)))
