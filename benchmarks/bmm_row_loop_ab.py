@@ -1,24 +1,20 @@
 """A/B of jagged_dense_bmm_broadcast_add's forward on a GPU: the port's kernel against upstream's
-raw kernel (its `triton.autotune` bypassed) and three variants of the port's row-block loop, at the
-port's frozen config of each performance case, interleaved; with `--configs upstream`, at each
-config of upstream's own autotune list instead (the port's frozen config first), after printing
-the config upstream's autotuner picks for the case.
+raw kernel (its `triton.autotune` bypassed), the port's kernel without the rows past
+max_seq_len (`no_loop`), and the port's other loop form, at the port's frozen config of each
+performance case, interleaved; with `--configs upstream`, at each config of upstream's own
+autotune list instead (the port's frozen config first), after printing the config upstream's
+autotuner picks for the case.
 
-The port computes every row of a sequence, also past max_seq_len, with a loop over the row blocks
-max_seq_len apart. Compiled for sm_90a here (no GPU: `triton.compile` to PTX, then ptxas), at the
-fp32 case's frozen config that loop takes the kernel from 172 registers (as upstream's 174) to
-255. Variants: `no_loop` (upstream's structure: the first row block only, rows past max_seq_len
-not computed: equal to the port's output on the performance cases, whose sequences all fit) and
-`noinline_rest` (the first row block inline, the later ones through a `noinline` function, which
-keeps the main path's registers at 172). At 8 warps both counts allow one program per SM, so
-whether the registers are the cost is what this measures. `noinline_rest` is not a port
-candidate as it stands: triton-ascend 3.2.0 refuses a kernel calling a noinline function (an
-empty MLIRCompilationError within 0.2 s for every case's default on the 910B and the 950PR);
-inline forms of it (the later blocks unpipelined, or from scalars) stay at 255 registers.
-The port's tile runs its rows and K blocks as one loop (`FLAT`) on a CUDA GPU in IEEE fp32
-(up to a803926 in every dtype with TF32 off), else as a K loop per row block (see the port's `_flat`): the variant `flat`
-or `nested` forces the form the port does not take. Their registers: `benchmarks/bmm_registers.py`.
-(Up to ddc0dc8 the port always ran the nested loops, and `flat` was a kernel of this file.)
+The port computes every row of a sequence, also past max_seq_len (upstream leaves those rows
+unwritten): the tile's own row block as upstream does, then the later row blocks in small
+unpipelined pieces (`_bmm_add_later_rows`; up to the tree of docs/benchmarks.md's section on
+them, a loop over the row blocks around the pipelined K loop, which held some 50 registers more
+through it). `no_loop` (upstream's structure: the first row block only; equal to the port's
+output on the performance cases, whose sequences all fit) shows what computing the later rows
+costs when there are none. The port's tile runs its rows and K blocks as one loop (`FLAT`) on a
+CUDA GPU in IEEE fp32, else as a K loop per row block (see the port's `_flat`): the variant
+`flat` or `nested` forces the form the port does not take. Their registers:
+`benchmarks/bmm_registers.py`.
 
 Each variant's output is compared bit for bit with the port's; the times are the project's timer
 (`Backend.samples`: L2 flushed and the launch covered before each call), `--rounds` rounds of
@@ -53,56 +49,24 @@ MIN_GAIN, ALPHA = 0.01, 0.01
 
 
 @triton.jit
-def _variant_kernel(
-    offsets_ptr, a_ptr, b_ptr, bias_ptr, c_ptr, max_seq_len, N, K,
+def _no_loop_kernel(
+    offsets_ptr, a_ptr, b_ptr, bias_ptr, c_ptr, N, K,
     stride_am, stride_ak, stride_bb, stride_bk, stride_bn, stride_biasb, stride_cm, stride_cn,
-    PRECISION: tl.constexpr, HAS_BIAS: tl.constexpr, LATER_ROWS: tl.constexpr,
+    PRECISION: tl.constexpr, HAS_BIAS: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
 ):  # fmt: skip
-    """The first row block of the tile inline; with LATER_ROWS the blocks max_seq_len rows
-    further on through the noinline `_later_rows` (`noinline_rest`), without them not at all
-    (`no_loop`)."""
+    """`no_loop`: the tile's first row block only, rows past max_seq_len not computed."""
     seq = tl.program_id(2)
     start_m = tl.program_id(1) * BLOCK_M
-    col0 = tl.program_id(0) * BLOCK_N
-    cols = col0 + tl.arange(0, BLOCK_N)
     begin = tl.load(offsets_ptr + seq).to(tl.int64)
     seqlen = (tl.load(offsets_ptr + seq + 1) - begin).to(tl.int32)
     if start_m < seqlen:
-        a_seq = a_ptr + begin * stride_am
-        c_seq = c_ptr + begin * stride_cm
-        b_seq = b_ptr + seq.to(tl.int64) * stride_bb
-        bias_seq = bias_ptr + seq.to(tl.int64) * stride_biasb
         _bmm_add_rows(
-            start_m + tl.arange(0, BLOCK_M), cols, seqlen, N, K, a_seq,
-            b_seq + cols[None, :] * stride_bn, bias_seq + cols, c_seq,
-            stride_am, stride_ak, stride_bk, stride_cm, stride_cn,
-            PRECISION, HAS_BIAS, BLOCK_M, BLOCK_N, BLOCK_K,
+            start_m, tl.program_id(0) * BLOCK_N, seqlen, N, K, a_ptr + begin * stride_am,
+            b_ptr + seq.to(tl.int64) * stride_bb, bias_ptr + seq.to(tl.int64) * stride_biasb,
+            c_ptr + begin * stride_cm, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,
+            stride_cn, PRECISION, HAS_BIAS, BLOCK_M, BLOCK_N, BLOCK_K,
         )  # fmt: skip
-        if LATER_ROWS:
-            row_step = tl.cdiv(max_seq_len, BLOCK_M) * BLOCK_M
-            for row0 in range(start_m + row_step, seqlen, row_step):
-                _later_rows(
-                    row0, col0, seqlen, N, K, a_seq, b_seq, bias_seq, c_seq,
-                    stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                    PRECISION, HAS_BIAS, BLOCK_M, BLOCK_N, BLOCK_K,
-                )  # fmt: skip
-
-
-@triton.jit(noinline=True)
-def _later_rows(
-    row0, col0, seqlen, N, K, a_seq, b_seq, bias_seq, c_seq,
-    stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-    PRECISION: tl.constexpr, HAS_BIAS: tl.constexpr, BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-):  # fmt: skip
-    """A row block past max_seq_len (a noinline function takes scalars only)."""
-    cols = col0 + tl.arange(0, BLOCK_N)
-    _bmm_add_rows(
-        row0 + tl.arange(0, BLOCK_M), cols, seqlen, N, K, a_seq, b_seq + cols[None, :] * stride_bn,
-        bias_seq + cols, c_seq, stride_am, stride_ak, stride_bk, stride_cm, stride_cn,
-        PRECISION, HAS_BIAS, BLOCK_M, BLOCK_N, BLOCK_K,
-    )  # fmt: skip
 
 
 def calls(
@@ -129,13 +93,9 @@ def calls(
             )
             for name, flat in (("port", port_flat(x)), ("flat", True), ("nested", False))
         },
-        "no_loop": lambda c: _variant_kernel[grid](
-            offsets, x, y, bias, c, msl, n, k, *strides, c.stride(0), c.stride(1),
-            PRECISION="ieee", HAS_BIAS=True, LATER_ROWS=False, **blocks, **options,
-        ),
-        "noinline_rest": lambda c: _variant_kernel[grid](
-            offsets, x, y, bias, c, msl, n, k, *strides, c.stride(0), c.stride(1),
-            PRECISION="ieee", HAS_BIAS=True, LATER_ROWS=True, **blocks, **options,
+        "no_loop": lambda c: _no_loop_kernel[grid](
+            offsets, x, y, bias, c, n, k, *strides, c.stride(0), c.stride(1),
+            PRECISION="ieee", HAS_BIAS=True, **blocks, **options,
         ),
     }  # fmt: skip
     return {name: (lambda f=variants[name], c=out[name]: f(c), out[name]) for name in names}
@@ -203,7 +163,7 @@ def main() -> None:
     spec = get_op(OP)
     up = spec.upstream.load()
     print(f"# {backend.describe()}, versions {backend.versions()}")
-    variants = ("upstream", "port", "no_loop", "noinline_rest")
+    variants = ("upstream", "port", "no_loop")
     for case in spec.cases("performance"):
         if args.case and case.name not in args.case:
             continue

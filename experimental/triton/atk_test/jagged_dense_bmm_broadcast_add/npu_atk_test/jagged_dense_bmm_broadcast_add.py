@@ -75,30 +75,36 @@ def _bmm_add_tile(
     sequence longer than max_seq_len. The sequence's int64 start moves the base pointers, the
     tile's offsets stay int32 (upstream's arithmetic). With FLAT the rows and K blocks are one
     loop (`_bmm_add_steps`), else a K loop per row block (`_bmm_add_rows`); the launcher sets it
-    on a CUDA GPU in IEEE fp32 (`_flat`)."""
+    on a CUDA GPU in IEEE fp32 (`_flat`); the nested form runs the tile's own row block as
+    upstream does, then `_bmm_add_later_rows`."""
     row_step = tl.cdiv(max_seq_len, BLOCK_M) * BLOCK_M
     start_m = tile_m * BLOCK_M
-    cols = tile_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    col0 = tile_n * BLOCK_N
     begin = tl.load(offsets_ptr + seq).to(tl.int64)
     seqlen = (tl.load(offsets_ptr + seq + 1) - begin).to(tl.int32)
     if start_m < seqlen:
         a_seq = a_ptr + begin * stride_am
         c_seq = c_ptr + begin * stride_cm
-        b_cols = b_ptr + seq.to(tl.int64) * stride_bb + cols[None, :] * stride_bn
+        b_seq = b_ptr + seq.to(tl.int64) * stride_bb
         bias_seq = bias_ptr + seq.to(tl.int64) * stride_biasb
         if FLAT:
+            cols = col0 + tl.arange(0, BLOCK_N)
             _bmm_add_steps(
-                start_m, row_step, cols, seqlen, N, K, a_seq, b_cols, bias_seq, c_seq,
-                stride_am, stride_ak, stride_bk, stride_cm, stride_cn,
+                start_m, row_step, cols, seqlen, N, K, a_seq, b_seq + cols[None, :] * stride_bn,
+                bias_seq, c_seq, stride_am, stride_ak, stride_bk, stride_cm, stride_cn,
                 PRECISION, HAS_BIAS, BLOCK_M, BLOCK_N, BLOCK_K,
             )  # fmt: skip
         else:
-            for rows_from in range(start_m, seqlen, row_step):
-                _bmm_add_rows(
-                    rows_from + tl.arange(0, BLOCK_M), cols, seqlen, N, K, a_seq, b_cols,
-                    bias_seq + cols, c_seq, stride_am, stride_ak, stride_bk, stride_cm, stride_cn,
-                    PRECISION, HAS_BIAS, BLOCK_M, BLOCK_N, BLOCK_K,
-                )  # fmt: skip
+            _bmm_add_rows(
+                start_m, col0, seqlen, N, K, a_seq, b_seq, bias_seq, c_seq,
+                stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                PRECISION, HAS_BIAS, BLOCK_M, BLOCK_N, BLOCK_K,
+            )  # fmt: skip
+            _bmm_add_later_rows(
+                start_m, row_step, col0, seqlen, N, K, a_seq, b_seq, bias_seq, c_seq,
+                stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                PRECISION, HAS_BIAS, BLOCK_M, BLOCK_N, BLOCK_K,
+            )  # fmt: skip
 
 
 @triton.jit
@@ -148,19 +154,22 @@ def _bmm_add_steps(
 
 @triton.jit
 def _bmm_add_rows(
-    rows, cols, seqlen, N, K, a_seq, b_cols, bias_row, c_seq,
-    stride_am, stride_ak, stride_bk, stride_cm, stride_cn,
+    row0, col0, seqlen, N, K, a_seq, b_seq, bias_seq, c_seq,
+    stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
     PRECISION: tl.constexpr, HAS_BIAS: tl.constexpr, BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, K_STAGES: tl.constexpr = None,
 ):  # fmt: skip
-    """c[rows, cols] = a[rows] @ b[:, cols] (+ bias[cols]), rows of one sequence."""
+    """c[rows, cols] = a[rows] @ b[:, cols] (+ bias[cols]) for the BLOCK_M rows from row0 and
+    the BLOCK_N columns from col0 of one sequence (masked at seqlen and N)."""
+    rows = row0 + tl.arange(0, BLOCK_M)
+    cols = col0 + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
     mask_m = rows < seqlen
     mask_n = cols < N
     a_tile = a_seq + rows[:, None] * stride_am + offs_k[None, :] * stride_ak
-    b_tile = b_cols + offs_k[:, None] * stride_bk
+    b_tile = b_seq + offs_k[:, None] * stride_bk + cols[None, :] * stride_bn
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
-    for start_k in range(0, K, BLOCK_K):
+    for start_k in tl.range(0, K, BLOCK_K, num_stages=K_STAGES):
         mask_k = offs_k < K - start_k
         a = tl.load(a_tile, mask=mask_m[:, None] & mask_k[None, :], other=0.0)
         b = tl.load(b_tile, mask=mask_k[:, None] & mask_n[None, :], other=0.0)
@@ -168,12 +177,38 @@ def _bmm_add_rows(
         a_tile += BLOCK_K * stride_ak
         b_tile += BLOCK_K * stride_bk
     if HAS_BIAS:
-        acc += tl.load(bias_row, mask=mask_n, other=0.0).to(tl.float32)[None, :]
+        acc += tl.load(bias_seq + cols, mask=mask_n, other=0.0).to(tl.float32)[None, :]
     tl.store(
         c_seq + rows[:, None] * stride_cm + cols[None, :] * stride_cn,
         acc.to(c_seq.dtype.element_ty),
         mask=mask_m[:, None] & mask_n[None, :],
     )
+
+
+@triton.jit
+def _bmm_add_later_rows(
+    start_m, row_step, col0, seqlen, N, K, a_seq, b_seq, bias_seq, c_seq,
+    stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+    PRECISION: tl.constexpr, HAS_BIAS: tl.constexpr, BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+):  # fmt: skip
+    """The tile's row blocks max_seq_len rows further on, of a sequence longer than max_seq_len
+    (upstream leaves those rows unwritten), in pieces of at most 32 x 32 x 32 in unpipelined
+    loops. A loop over the row blocks around the tile's pipelined K loop held some 50 registers
+    more through it: 252 against upstream's 212 for the H200's fp16 forward at 128/128/64,
+    4 warps, 3 stages (Triton 3.6, sm_90a); with the pieces the kernel takes 209
+    (docs/benchmarks.md), and only sequences past upstream's contract pay for them."""
+    PIECE_M: tl.constexpr = 32 if BLOCK_M > 32 else BLOCK_M
+    PIECE_N: tl.constexpr = 32 if BLOCK_N > 32 else BLOCK_N
+    PIECE_K: tl.constexpr = 32 if BLOCK_K > 32 else BLOCK_K
+    for row0 in tl.range(start_m + row_step, seqlen, row_step, num_stages=1):
+        for piece_m in tl.range(row0, tl.minimum(row0 + BLOCK_M, seqlen), PIECE_M, num_stages=1):
+            for piece_n in tl.range(col0, col0 + BLOCK_N, PIECE_N, num_stages=1):
+                _bmm_add_rows(
+                    piece_m, piece_n, seqlen, N, K, a_seq, b_seq, bias_seq, c_seq,
+                    stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                    PRECISION, HAS_BIAS, PIECE_M, PIECE_N, PIECE_K, 1,
+                )  # fmt: skip
 
 
 @triton.jit
