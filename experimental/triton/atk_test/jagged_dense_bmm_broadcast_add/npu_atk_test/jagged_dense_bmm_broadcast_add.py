@@ -378,11 +378,11 @@ FROZEN_CONFIGS = {
                 "dtype": "float16",
                 "shape": {"B": 1024, "max_seq_len": 512, "D": 256, "T": 512},
                 "config": {
-                    "BLOCK_M": 128,
+                    "BLOCK_M": 64,
                     "BLOCK_N": 128,
                     "BLOCK_K": 64,
                     "num_warps": 4,
-                    "num_stages": 3,
+                    "num_stages": 2,
                 },
             },
             {
@@ -390,9 +390,9 @@ FROZEN_CONFIGS = {
                 "dtype": "bfloat16",
                 "shape": {"B": 2048, "max_seq_len": 1024, "D": 256, "T": 128},
                 "config": {
-                    "BLOCK_M": 128,
+                    "BLOCK_M": 64,
                     "BLOCK_N": 128,
-                    "BLOCK_K": 64,
+                    "BLOCK_K": 32,
                     "num_warps": 4,
                     "num_stages": 3,
                 },
@@ -414,9 +414,9 @@ FROZEN_CONFIGS = {
                 "dtype": "bfloat16",
                 "shape": {"B": 512, "max_seq_len": 1024, "D": 256, "T": 256},
                 "config": {
-                    "BLOCK_M": 128,
+                    "BLOCK_M": 64,
                     "BLOCK_N": 128,
-                    "BLOCK_K": 64,
+                    "BLOCK_K": 32,
                     "num_warps": 4,
                     "num_stages": 3,
                 },
