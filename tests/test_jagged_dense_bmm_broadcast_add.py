@@ -57,6 +57,18 @@ def test_rows_past_max_seq_len_are_computed(port, monkeypatch, flat, programs):
         assert close(value, golden[name]), name
 
 
+def test_rows_past_max_seq_len_in_pieces_smaller_than_the_block(port):
+    """Blocks of 64 take the later row blocks in 32 x 32 x 32 pieces: sequences of 150 and 70
+    rows over a max_seq_len of 1 (row blocks 64 apart), D = 100 and T = 72 (the last K piece and
+    a column piece partly past the edge, another wholly), every row computed."""
+    case = SPEC.make_case({"B": 3, "max_seq_len": 1, "D": 100, "T": 72}, "float32", (150, 0, 70))
+    given = SPEC.make_inputs(case, torch.device("cpu"))
+    golden = SPEC.reference(given)
+    config = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64}
+    for name, value in SPEC.run_port(given, dict.fromkeys(("fwd", "bwd_dx", "bwd_dy_db"), config)).items():
+        assert close(value, golden[name]), name
+
+
 def test_the_autograd_function_is_upstreams_call(port):
     """jagged_dense_bmm_broadcast_add(max_seq_len, seq_offsets, jagged, dense, bias), as upstream's
     triton_jagged_dense_bmm_broadcast_add: gradients of the jagged values, the weights and bias."""

@@ -157,10 +157,10 @@ def _bmm_add_rows(
     row0, col0, seqlen, N, K, a_seq, b_seq, bias_seq, c_seq,
     stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
     PRECISION: tl.constexpr, HAS_BIAS: tl.constexpr, BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, K_STAGES: tl.constexpr = None,
+    BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
 ):  # fmt: skip
     """c[rows, cols] = a[rows] @ b[:, cols] (+ bias[cols]) for the BLOCK_M rows from row0 and
-    the BLOCK_N columns from col0 of one sequence (masked at seqlen and N)."""
+    the BLOCK_N columns from col0 of one sequence, the K loop pipelined."""
     rows = row0 + tl.arange(0, BLOCK_M)
     cols = col0 + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
@@ -169,19 +169,15 @@ def _bmm_add_rows(
     a_tile = a_seq + rows[:, None] * stride_am + offs_k[None, :] * stride_ak
     b_tile = b_seq + offs_k[:, None] * stride_bk + cols[None, :] * stride_bn
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
-    for start_k in tl.range(0, K, BLOCK_K, num_stages=K_STAGES):
+    for start_k in range(0, K, BLOCK_K):
         mask_k = offs_k < K - start_k
         a = tl.load(a_tile, mask=mask_m[:, None] & mask_k[None, :], other=0.0)
         b = tl.load(b_tile, mask=mask_k[:, None] & mask_n[None, :], other=0.0)
         acc += tl.dot(a, b, input_precision=PRECISION)
         a_tile += BLOCK_K * stride_ak
         b_tile += BLOCK_K * stride_bk
-    if HAS_BIAS:
-        acc += tl.load(bias_seq + cols, mask=mask_n, other=0.0).to(tl.float32)[None, :]
-    tl.store(
-        c_seq + rows[:, None] * stride_cm + cols[None, :] * stride_cn,
-        acc.to(c_seq.dtype.element_ty),
-        mask=mask_m[:, None] & mask_n[None, :],
+    _add_bias_store(
+        acc, rows, cols, mask_m, mask_n, bias_seq, c_seq, stride_cm, stride_cn, HAS_BIAS
     )
 
 
@@ -193,22 +189,56 @@ def _bmm_add_later_rows(
     BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
 ):  # fmt: skip
     """The tile's row blocks max_seq_len rows further on, of a sequence longer than max_seq_len
-    (upstream leaves those rows unwritten), in pieces of at most 32 x 32 x 32 in unpipelined
-    loops. A loop over the row blocks around the tile's pipelined K loop held some 50 registers
-    more through it: 252 against upstream's 212 for the H200's fp16 forward at 128/128/64,
-    4 warps, 3 stages (Triton 3.6, sm_90a); with the pieces the kernel takes 209
+    (upstream leaves those rows unwritten), in pieces of at most 32 x 32 x 32, every loop
+    unpipelined, the operands' pointers made from the K offset rather than carried. A loop over
+    the row blocks around the tile's pipelined K loop held some 50 registers more through it:
+    252 against upstream's 212 for the H200's fp16 forward at 128/128/64, 4 warps, 3 stages
+    (Triton 3.6, sm_90a); with the pieces the kernel is at upstream's count
     (docs/benchmarks.md), and only sequences past upstream's contract pay for them."""
     PIECE_M: tl.constexpr = 32 if BLOCK_M > 32 else BLOCK_M
     PIECE_N: tl.constexpr = 32 if BLOCK_N > 32 else BLOCK_N
     PIECE_K: tl.constexpr = 32 if BLOCK_K > 32 else BLOCK_K
+    offs_k = tl.arange(0, PIECE_K)
     for row0 in tl.range(start_m + row_step, seqlen, row_step, num_stages=1):
         for piece_m in tl.range(row0, tl.minimum(row0 + BLOCK_M, seqlen), PIECE_M, num_stages=1):
+            rows = piece_m + tl.arange(0, PIECE_M)
+            mask_m = rows < seqlen
             for piece_n in tl.range(col0, col0 + BLOCK_N, PIECE_N, num_stages=1):
-                _bmm_add_rows(
-                    piece_m, piece_n, seqlen, N, K, a_seq, b_seq, bias_seq, c_seq,
-                    stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                    PRECISION, HAS_BIAS, PIECE_M, PIECE_N, PIECE_K, 1,
+                cols = piece_n + tl.arange(0, PIECE_N)
+                mask_n = cols < N
+                acc = tl.zeros([PIECE_M, PIECE_N], dtype=tl.float32)
+                for start_k in tl.range(0, K, PIECE_K, num_stages=1):
+                    ks = start_k + offs_k
+                    a = tl.load(
+                        a_seq + rows[:, None] * stride_am + ks[None, :] * stride_ak,
+                        mask=mask_m[:, None] & (ks < K)[None, :],
+                        other=0.0,
+                    )
+                    b = tl.load(
+                        b_seq + ks[:, None] * stride_bk + cols[None, :] * stride_bn,
+                        mask=(ks < K)[:, None] & mask_n[None, :],
+                        other=0.0,
+                    )
+                    acc += tl.dot(a, b, input_precision=PRECISION)
+                _add_bias_store(
+                    acc, rows, cols, mask_m, mask_n, bias_seq, c_seq, stride_cm, stride_cn,
+                    HAS_BIAS,
                 )  # fmt: skip
+
+
+@triton.jit
+def _add_bias_store(
+    acc, rows, cols, mask_m, mask_n, bias_seq, c_seq, stride_cm, stride_cn,
+    HAS_BIAS: tl.constexpr,
+):  # fmt: skip
+    """c[rows, cols] = acc (+ bias[cols]), in c's dtype."""
+    if HAS_BIAS:
+        acc += tl.load(bias_seq + cols, mask=mask_n, other=0.0).to(tl.float32)[None, :]
+    tl.store(
+        c_seq + rows[:, None] * stride_cm + cols[None, :] * stride_cn,
+        acc.to(c_seq.dtype.element_ty),
+        mask=mask_m[:, None] & mask_n[None, :],
+    )
 
 
 @triton.jit
