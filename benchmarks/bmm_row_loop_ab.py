@@ -7,9 +7,8 @@ autotuner picks for the case.
 
 The port computes every row of a sequence, also past max_seq_len (upstream leaves those rows
 unwritten): the tile's own row block as upstream does, then the later row blocks in small
-unpipelined pieces (`_bmm_add_later_rows`; up to the tree of docs/benchmarks.md's section on
-them, a loop over the row blocks around the pipelined K loop, which held some 50 registers more
-through it). `no_loop` (upstream's structure: the first row block only; equal to the port's
+unpipelined pieces (`_bmm_add_later_rows`; before ccec3c1, a loop over the row blocks around the
+pipelined K loop, which held some 50 registers more through it). `no_loop` (upstream's structure: the first row block only; equal to the port's
 output on the performance cases, whose sequences all fit) shows what computing the later rows
 costs when there are none. The port's tile runs its rows and K blocks as one loop (`FLAT`) on a
 CUDA GPU in IEEE fp32, else as a K loop per row block (see the port's `_flat`): the variant
