@@ -1,5 +1,6 @@
 """Tables as data (pandas): `autotune trials` from Optuna's trials and ours, `autotune report`
-(frozen speedup, GPU ratio, roofline share, geomeans) and the benchmark scripts built on them."""
+(frozen speedup, GPU ratio and whether the part is slower than the GPU, roofline share, geomeans)
+and the benchmark scripts built on them."""
 
 import io
 import json
@@ -14,6 +15,7 @@ import pandas as pd
 import pytest
 
 from autotuner.report.performance import (
+    gpu_verdict,
     report_frame,
     speedup_summary,
     verdict_speedups,
@@ -98,10 +100,14 @@ def test_trials_as_json_parquet_and_a_table(tuned, tmp_path):
         assert bad.returncode == 2 and bad.stderr.decode().startswith(message)
 
 
-def _baseline(case: str, part: str, source: str, ms: float, soc="H200", at=T0) -> Baseline:
+def _baseline(
+    case: str, part: str, source: str, ms: float, soc="H200", at=T0, samples=None
+) -> Baseline:
+    samples = samples or [ms] * 5
     return Baseline(op=OP, soc=soc, case_name=case, part=part, source=source, label=None,
-                    configs={}, median_ms=ms, p20_ms=ms, p80_ms=ms, n=5, samples=[ms] * 5,
-                    interpreter=soc == "cpu", environment={}, measured_at=at)  # fmt: skip
+                    configs={}, median_ms=ms, p20_ms=ms, p80_ms=ms, n=len(samples),
+                    samples=samples, interpreter=soc == "cpu", environment={},
+                    measured_at=at)  # fmt: skip
 
 
 @pytest.fixture
@@ -148,6 +154,45 @@ def test_report_rows_shares_and_geomeans(measured):
     assert share(spec, spec.case(a), "fwd", 0.0, CEILINGS) is None
     no_bf16 = Ceilings("H200", 4.0e12, {"float32": 400e12})
     assert share(spec, spec.case(a), "fwd", 1.0, no_bf16) is None  # a is an fp16 case
+
+
+def test_slower_than_the_gpu_means_beyond_noise_however_small():
+    """0.6% slower on steady samples is slower; the same medians inside a wide spread tie."""
+    upstream = [0.0953 + 0.00001 * (i % 7) for i in range(60)]
+    frozen = [t * 1.006 for t in upstream]
+    assert gpu_verdict(frozen, upstream) == "slower"
+    assert gpu_verdict(upstream, frozen) == "faster"
+    spread = [0.0953 * (1 + 0.05 * ((i * 37) % 11 - 5)) for i in range(60)]
+    assert gpu_verdict([t * 1.006 for t in spread], spread) == "tie"
+
+
+def test_report_names_the_parts_slower_than_the_gpu(tmp_path):
+    db = open_database(f"sqlite:///{tmp_path}/slower.db")
+    a, b = (c.name for c in get_op(OP).cases("performance")[:2])
+    noisy = [0.064 * (1 + 0.001 * (i % 5)) for i in range(30)]
+    rows = [
+        _baseline(a, "fwd", "port_frozen", 0.0644, samples=[t * 1.006 for t in noisy]),
+        _baseline(a, "fwd", "upstream", 0.064, samples=noisy),
+        _baseline(b, "fwd", "port_frozen", 0.05),
+        _baseline(b, "fwd", "upstream", 0.06),
+    ]
+    with db.sessions() as session:
+        session.add_all(rows)
+        session.commit()
+    frame = report_frame(db, "H200")
+    assert list(frame.gpu_verdict) == ["slower", "faster"]
+    md = autotune("report", "--db", db.url).stdout.decode()
+    assert f"| {OP} | {a} | fwd |  | 0.0644 |  | 0.064 | 1.006 | slower |" in md
+    assert (
+        f"Slower than the GPU, 1 of 2 parts (one-sided Mann-Whitney p < 0.01 on the samples): "
+        f"{OP} {a} fwd 1.006." in md
+    )
+    with db.sessions() as session:
+        session.add(_baseline(a, "fwd", "port_frozen", 0.06, samples=[t * 0.9 for t in noisy],
+                              at=T0 + timedelta(hours=1)))  # fmt: skip
+        session.commit()
+    md = autotune("report", "--db", db.url).stdout.decode()
+    assert "No frozen part is slower than the GPU (2 compared;" in md
 
 
 def test_report_command(measured):

@@ -1,6 +1,7 @@
 """`autotune report`: per op, performance case and part, the frozen speedup over the default, the
-ratio to the GPU baseline and the share of the roofline, with geometric means; and the speedups
-`autotune freeze` recorded per (kernel, case). Tables as pandas DataFrames.
+ratio to the GPU baseline, whether the frozen part is slower than the GPU beyond noise, and the
+share of the roofline, with geometric means; and the speedups `autotune freeze` recorded per
+(kernel, case). Tables as pandas DataFrames.
 
 From the database: the newest "port_default" and "port_frozen" baselines of the soc (`autotune
 baseline`), the newest upstream baseline on a GPU (any soc), the newest stored ceilings of the soc
@@ -24,24 +25,29 @@ from storage import Baseline, Database
 
 from ..atk.performance_json import frozen_sections, read
 from ..backends.socs import CPU, KNOWN_SOCS
+from ..measure.stats import mann_whitney_less
 from ..settings import settings
 from .outcomes import speedup
 from .roofline import Ceilings, record_ceilings, share, stored_ceilings
 
 #: The report's columns; shares are fractions (0.5 is half the ceiling).
 COLUMNS = ("op", "case", "part", "soc", "moved_bytes", "flops", "default_ms", "frozen_ms",
-           "speedup", "gpu_ms", "gpu_soc", "gpu_ratio", "default_bandwidth_share",
+           "speedup", "gpu_ms", "gpu_soc", "gpu_ratio", "gpu_verdict", "default_bandwidth_share",
            "default_compute_share", "bandwidth_share", "compute_share", "roofline", "bound")  # fmt: skip
 #: The columns a geometric mean summarises.
 GEOMEAN_OF = ("speedup", "gpu_ratio", "roofline")
 GEOMEAN = "geomean"
+#: A frozen part is slower (or faster) than the GPU when its samples tend to be larger (smaller)
+#: than upstream's with a one-sided Mann-Whitney p below this, however small the difference.
+ALPHA = 0.01
 
 
 def _newest_baselines(db: Database) -> pd.DataFrame:
     """The newest device (not interpreter) baseline of each (op, soc, case, part, source)."""
     query = select(
         Baseline.id, Baseline.op, Baseline.soc, Baseline.case_name, Baseline.part,
-        Baseline.source, Baseline.backend, Baseline.median_ms, Baseline.measured_at,
+        Baseline.source, Baseline.backend, Baseline.median_ms, Baseline.samples,
+        Baseline.measured_at,
     ).where(Baseline.interpreter.is_(False))  # fmt: skip
     with db.engine.connect() as connection:
         frame = pd.read_sql(query, connection)
@@ -56,9 +62,7 @@ def report_frame(
     the order of the ops' specs."""
     newest = _newest_baselines(db)
     ours = newest[newest.soc == soc]
-    times = {
-        (r.op, r.case_name, r.part, r.source): r.median_ms for r in ours.itertuples(index=False)
-    }
+    times = {(r.op, r.case_name, r.part, r.source): r for r in ours.itertuples(index=False)}
     upstream = newest[(newest.source == "upstream") & (newest.backend == "cuda")]
     if gpu_soc := settings().gpu_soc:
         upstream = upstream[upstream.soc == gpu_soc]
@@ -78,7 +82,9 @@ def report_frame(
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
-def _row(spec, case, part, soc, default, frozen, gpu, ceilings) -> dict:
+def _row(spec, case, part, soc, default_row, frozen_row, gpu, ceilings) -> dict:
+    default = default_row.median_ms if default_row is not None else None
+    frozen = frozen_row.median_ms if frozen_row is not None else None
     try:
         moved, flops = spec.traffic(case, part)
     except NotImplementedError:
@@ -92,6 +98,8 @@ def _row(spec, case, part, soc, default, frozen, gpu, ceilings) -> dict:
         "gpu_soc": upstream.soc if upstream is not None else None,
     }  # fmt: skip
     row["gpu_ratio"] = frozen / row["gpu_ms"] if frozen and row["gpu_ms"] else None
+    if frozen_row is not None and upstream is not None:
+        row["gpu_verdict"] = gpu_verdict(frozen_row.samples, upstream.samples)
     if ceilings is not None:
         for prefix, ms in (("default_", default), ("", frozen)):
             reached = share(spec, case, part, ms, ceilings) if ms else None
@@ -101,6 +109,33 @@ def _row(spec, case, part, soc, default, frozen, gpu, ceilings) -> dict:
                 if not prefix:
                     row["roofline"], row["bound"] = reached.bound, reached.bound_by
     return row
+
+
+def gpu_verdict(frozen: list[float], upstream: list[float]) -> str:
+    """ "slower" or "faster" than the GPU where the frozen part's samples tend to be larger or
+    smaller than upstream's beyond noise (p < ALPHA), else "tie". Side by side when both come
+    from one `autotune baseline` on the GPU (interleaved); across runs or devices otherwise."""
+    if mann_whitney_less(upstream, frozen) < ALPHA:
+        return "slower"
+    if mann_whitney_less(frozen, upstream) < ALPHA:
+        return "faster"
+    return "tie"
+
+
+def slower_than_gpu(frame: pd.DataFrame) -> str:
+    """One line: the parts slower than the GPU beyond noise, or that none is, of those with a
+    GPU baseline."""
+    compared = frame[frame.gpu_verdict.notna()]
+    if compared.empty:
+        return "No part has both a frozen baseline and a GPU baseline to compare."
+    slower = compared[compared.gpu_verdict == "slower"]
+    rule = f"one-sided Mann-Whitney p < {ALPHA} on the samples"
+    if slower.empty:
+        return f"No frozen part is slower than the GPU ({len(compared)} compared; {rule})."
+    names = "; ".join(
+        f"{r.op} {r.case} {r.part} {r.gpu_ratio:.3f}" for r in slower.itertuples(index=False)
+    )
+    return f"Slower than the GPU, {len(slower)} of {len(compared)} parts ({rule}): {names}."
 
 
 def geomean(values) -> float | None:
@@ -186,6 +221,7 @@ def display(frame: pd.DataFrame) -> pd.DataFrame:
             "speedup": frame.speedup.map(_times),
             "GPU ms": frame.gpu_ms.map(_ms),
             "frozen / GPU": frame.gpu_ratio.map(lambda x: "" if pd.isna(x) else f"{x:.3f}"),
+            "vs GPU": frame.gpu_verdict.fillna(""),
             "roofline": frame.roofline.map(_percent),
             "bound": frame.bound.fillna(""),
         }
@@ -209,6 +245,8 @@ def markdown_report(
             out.append(f"No ceilings stored for {soc}: run `autotune report --soc {soc} --measure` "
                        "on the device for the roofline column.\n")  # fmt: skip
         out.append(markdown(display(frame)) if not frame.empty else "No baselines of the port.\n")
+        if not frame.empty:
+            out.append(slower_than_gpu(frame[frame.case != GEOMEAN]) + "\n")
         summary = speedup_summary(verdict_speedups(soc, ops))
         if not summary.empty:
             out.append("Speedups `autotune freeze` recorded per (kernel, case), frozen over the "
