@@ -5,7 +5,10 @@ from __future__ import annotations
 from functools import cache
 from typing import Literal
 
+from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from core.errors import UserError
 
 
 class Settings(BaseSettings):
@@ -25,6 +28,11 @@ class Settings(BaseSettings):
     import_max_bytes: int = 8 * 1024 * 1024
     #: The GPU whose upstream times are the GPU baseline (e.g. H200); unset: the newest GPU row.
     gpu_soc: str | None = None
+    #: How much faster than the default (and the config frozen before) a study's winner must be,
+    #: re-timed interleaved, besides a one-sided Mann-Whitney p < 0.01. 1% keeps noise from
+    #: churning configs; a deep-tuning round that must close a gap to upstream smaller than that
+    #: (e.g. 0.6%, `autotune report`'s "slower") lowers it for its re-tune.
+    min_gain: float = Field(0.01, ge=0.0, lt=1.0)
     #: Relative slow-down `autotune check` calls a regression when it is also significant.
     check_threshold: float = 0.05
     #: `autotune check` calls the device contended (shared with another process) when references
@@ -42,4 +50,10 @@ class Settings(BaseSettings):
 
 @cache
 def settings() -> Settings:
-    return Settings()
+    """The settings, or a UserError naming the first environment variable that is wrong."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        name = f"AUTOTUNE_{str(error['loc'][0]).upper()}" if error["loc"] else "AUTOTUNE_*"
+        raise UserError(f"{name}={error.get('input')!r}: {error['msg']}") from None

@@ -13,6 +13,7 @@ from sqlalchemy import func, select
 
 from autotuner.search import runner
 from autotuner.search.space import config_key
+from autotuner.settings import settings
 from core.errors import UserError
 from ops import all_ops
 from storage import Claim, Run, StudyRecord, open_database
@@ -83,6 +84,28 @@ def test_a_small_run_records_every_trial(db_url):
         assert {"torch", "triton", "python", "project_commit", "optuna"} <= set(run.environment)
         slots = sorted(c.slot for c in session.scalars(select(Claim)) if c.slot is not None)
     assert slots == list(range(6))
+
+
+def test_the_winners_gain_is_a_setting(db_url, monkeypatch):
+    """AUTOTUNE_MIN_GAIN: at 90% no config beats the default, and the verdict says the rule."""
+    monkeypatch.setenv("AUTOTUNE_MIN_GAIN", "0.9")
+    settings.cache_clear()
+    try:
+        (record,) = tune(db_url, trials=3)
+    finally:
+        monkeypatch.delenv("AUTOTUNE_MIN_GAIN")
+        settings.cache_clear()
+    verdict = record.verdict
+    assert "a winner must be >= 90% faster than the default" in verdict["method"]
+    assert not verdict["beats_default"] and verdict["winner"] == verdict["default_config"]
+    monkeypatch.setenv("AUTOTUNE_MIN_GAIN", "1.5")
+    settings.cache_clear()
+    try:
+        bad = autotune_cli(*run_args(COPY_CASE, 2, db_url))
+    finally:
+        settings.cache_clear()
+    assert bad.returncode == 2
+    assert bad.stderr == "error: AUTOTUNE_MIN_GAIN='1.5': Input should be less than 1\n"
 
 
 def test_resume_adds_only_the_missing_trials(db_url):

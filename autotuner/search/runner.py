@@ -210,6 +210,7 @@ def run(
         timeout_s=timeout_s,
         heartbeat_s=configured.heartbeat_s,
         stale_after_s=configured.stale_after_s,
+        min_gain=configured.min_gain,
         **(INTERPRETER_RETIMING if backend.is_interpreter else {}),
     )
     timer = Worker(backend.soc)

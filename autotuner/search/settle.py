@@ -93,7 +93,7 @@ def retime(
         if samples[config_key(c)]
     ]
     verdict: dict[str, Any] = {
-        "method": f"{rules.rounds} interleaved rounds of >= {rules.reps} timed calls; a winner must be >= {rules.min_gain:.0%} faster than the default with a one-sided Mann-Whitney p < {rules.alpha}",
+        "method": f"{rules.rounds} interleaved rounds of >= {rules.reps} timed calls; a winner must be >= {100 * rules.min_gain:g}% faster than the default with a one-sided Mann-Whitney p < {rules.alpha}",
         "complete_trials": len(complete),
         "retimed": summary,
         "default_config": default,
