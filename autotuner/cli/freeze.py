@@ -87,6 +87,10 @@ def freeze(
         console.print(
             f"  GPU baseline kept from the entry replaced (none of the part in this database): {', '.join(carried)}"
         )
+    if result.filled:
+        console.print(
+            f"  GPU baseline filled in from this database (the entry had none): {', '.join(result.filled)}"
+        )
     if result.version_recorded:
         console.print(f"  recorded frozen version {result.label} in the database")
     if soc == CPU and result.changed:

@@ -76,6 +76,8 @@ class FreezeResult:
     #: port file holds a config of stay frozen as they were (`kept`), the others are not tuned.
     untuned: list[str]
     kept: list[str] = field(default_factory=list)
+    #: Kept entries that had no GPU baseline and got this database's (`KeptEntries.baselines`).
+    filled: list[str] = field(default_factory=list)
     changed: dict[Path, tuple[str, str]] = field(default_factory=dict)  # path -> (old, new)
     version_recorded: bool = False
 
@@ -95,6 +97,17 @@ class FreezeResult:
         return "".join(out)
 
 
+@dataclass
+class KeptEntries:
+    """The pairs frozen before without a settled study here ("kernel case"), and this database's
+    GPU baseline of each single-kernel part among them, for an entry that lacks one."""
+
+    pairs: list[str] = field(default_factory=list)
+    baselines: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    #: "kernel case" of the kept entries whose missing GPU baseline `new_texts` filled.
+    filled: list[str] = field(default_factory=list)
+
+
 def _cases(spec: OpSpec, soc: str, db: Database) -> list[Case]:
     """The built-in cases of the soc's kind and the op's user cases."""
     kind = kind_for(soc == CPU)
@@ -108,14 +121,14 @@ def collect(
     force: bool,
     cases: list[Case] | None = None,
     gpu_soc: str | None = None,
-) -> tuple[list[Entry], list[str], list[str]]:
+) -> tuple[list[Entry], KeptEntries, list[str]]:
     """The winners of the studies of the current kernel sources on this soc (of `cases` only,
     when given); the pairs without a settled study the port file holds a config of (kept as
-    they are), and the others (not tuned)."""
+    they are, with the GPU baselines this database has of them), and the others (not tuned)."""
     gpu_soc = chosen_gpu_soc(db, gpu_soc)
     storage = optuna_storage(db)
     held = _held(spec, soc)
-    entries, kept, untuned = [], [], []
+    entries, kept, untuned = [], KeptEntries(), []
     with db.sessions() as session:
         for kernel in spec.kernels:
             source = kernel_source_hash(spec, kernel)
@@ -125,7 +138,14 @@ def collect(
                 if record is None or (force and not record.verdict):  # open: the others freeze
                     pair = f"{kernel.name} {case.name}"
                     if (kernel.name, case.name) in held:
-                        kept.append(pair)
+                        kept.pairs.append(pair)
+                        found = _gpu_baseline_row(session, spec, kernel.name, case.name, gpu_soc)
+                        if found is not None:
+                            kept.baselines[(kernel.name, case.name)] = {
+                                "gpu_baseline_ms": found.median_ms,
+                                "gpu_baseline_soc": found.soc,
+                                "date": found.measured_at.date().isoformat(),
+                            }
                     else:
                         untuned.append(
                             pair
@@ -233,12 +253,17 @@ def _gpu_baseline(
     session, spec: OpSpec, kernel: str, case: str, gpu_soc: str | None
 ) -> dict[str, Any]:
     """The GPU baseline of the part that is this kernel alone, when there is one."""
-    part = next((name for name, kernels in spec.parts.items() if kernels == (kernel,)), None)
-    row = gpu_baseline(session, spec.name, case, part, gpu_soc) if part else None
+    row = _gpu_baseline_row(session, spec, kernel, case, gpu_soc)
     return {
         "gpu_baseline_ms": row.median_ms if row else None,
         "gpu_baseline_soc": row.soc if row else None,
     }
+
+
+def _gpu_baseline_row(session, spec: OpSpec, kernel: str, case: str, gpu_soc: str | None):
+    """The newest upstream row on a GPU of the part that is this kernel alone, if any."""
+    part = next((name for name, kernels in spec.parts.items() if kernels == (kernel,)), None)
+    return gpu_baseline(session, spec.name, case, part, gpu_soc) if part else None
 
 
 def _kept_gpu_baseline(
@@ -276,10 +301,18 @@ def _held(spec: OpSpec, soc: str) -> set[tuple[str, str]]:
     return {(kernel, e["case"]) for kernel, entries in frozen.items() for e in entries}
 
 
-def new_texts(spec: OpSpec, soc: str, label: str, entries: list[Entry]) -> dict[Path, str]:
+def new_texts(
+    spec: OpSpec,
+    soc: str,
+    label: str,
+    entries: list[Entry],
+    kept_entries: KeptEntries | None = None,
+) -> dict[Path, str]:
     """The new text of each file; UserError (and nothing written) if a file is damaged. Notes in
     each entry the record of the entry it replaces (`Entry.previous`), which the frozen version
-    of the database holds too."""
+    of the database holds too. A kept entry without a GPU baseline gets this database's, if any,
+    with the label of this freeze and the date it was measured (`gpu_baseline_from`); upstream
+    at its defaults does not change with the port's config."""
     kernel_path = port_file(spec.name)
     source = _read(kernel_path)
     frozen = read_frozen(source, kernel_path)
@@ -316,6 +349,15 @@ def new_texts(spec: OpSpec, soc: str, label: str, entries: list[Entry]) -> dict[
         )
         section.update(label=label, date=date)
         section["kernels"][entry.kernel] = entry.frozen(label)
+    for (kernel, case), found in (kept_entries.baselines if kept_entries else {}).items():
+        held = sections.get(case, {}).get(soc, {}).get("kernels", {}).get(kernel)
+        if held is not None and held.get("gpu_baseline_ms") is None:
+            held.update(
+                gpu_baseline_ms=found["gpu_baseline_ms"],
+                gpu_baseline_soc=found["gpu_baseline_soc"],
+                gpu_baseline_from={"label": label, "date": found["date"]},
+            )
+            kept_entries.filled.append(f"{kernel} {case}")
     perf_text = performance_json.render(spec, sections, extra)
 
     configs_text = (
@@ -362,12 +404,13 @@ def freeze(
 ) -> FreezeResult:
     label = label or latest_label(db, spec.name, soc) or "M1"
     entries, kept, untuned = collect(db, spec, soc, force, cases, gpu_soc)
-    result = FreezeResult(label, entries, untuned, kept)
+    result = FreezeResult(label, entries, untuned, kept.pairs)
     with FileLock(str(atk_dir(spec.name) / ".freeze.lock")):
-        for path, text in new_texts(spec, soc, label, entries).items():
+        for path, text in new_texts(spec, soc, label, entries, kept).items():
             old = _read(path)
             if old != text:
                 result.changed[path] = (old, text)
+        result.filled = kept.filled
         if dry_run:
             return result
         write_files({path: text for path, (_, text) in result.changed.items()})
