@@ -27,15 +27,13 @@ rule (at least 1% with a one-sided Mann-Whitney p < 0.01).
 from __future__ import annotations
 
 import argparse
-import statistics
-from collections.abc import Callable
 
 import torch
 import triton
 import triton.language as tl
+from interleaved_ab import Call, ab_line
 
 from autotuner.backends import get_backend
-from autotuner.measure.stats import faster_beyond_noise
 from autotuner.search.settle import frozen_config
 from autotuner.search.warm_starts import from_upstream
 from ops import get_op
@@ -44,7 +42,6 @@ from ops.ports import load_port
 OP = "jagged_dense_bmm_broadcast_add"
 PORT = load_port(OP)
 _bmm_add_rows = PORT._bmm_add_rows  # the port's own row-block helper, called by the variants
-MIN_GAIN, ALPHA = 0.01, 0.01
 
 
 @triton.jit
@@ -68,9 +65,7 @@ def _no_loop_kernel(
         )  # fmt: skip
 
 
-def calls(
-    inputs: dict, config: dict, up, names: tuple[str, ...]
-) -> dict[str, tuple[Callable[[], object], torch.Tensor]]:
+def calls(inputs: dict, config: dict, up, names: tuple[str, ...]) -> dict[str, Call]:
     """name -> (a call of the forward at `config`, the tensor it writes), for `names`."""
     x, y, bias, offsets = (inputs[k] for k in ("x", "y", "bias", "offsets"))
     msl = int(inputs["max_seq_len"])
@@ -97,7 +92,7 @@ def calls(
             PRECISION="ieee", HAS_BIAS=True, **blocks, **options,
         ),
     }  # fmt: skip
-    return {name: (lambda f=variants[name], c=out[name]: f(c), out[name]) for name in names}
+    return {name: (lambda f=variants[name], c=out[name]: f(c), (out[name],)) for name in names}
 
 
 def port_flat(x: torch.Tensor) -> bool:
@@ -119,31 +114,6 @@ def upstream_pick(inputs: dict, up) -> dict:
     )  # fmt: skip
     best = kernel.best_config
     return {**best.kwargs, "num_warps": best.num_warps, "num_stages": best.num_stages}
-
-
-def measure(backend, case: str, config: dict, fns: dict, args: argparse.Namespace) -> None:
-    """The variants at one config, interleaved; one line against the port."""
-    for fn, _ in fns.values():
-        fn()  # compile, and the outputs compared below
-    backend.synchronize()
-    port_out = fns["port"][1]
-    same = {name: torch.equal(out, port_out) for name, (_, out) in fns.items()}
-    samples: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(args.rounds):
-        for name, (fn, _) in fns.items():
-            samples[name] += backend.samples(fn, args.reps)
-    port = samples["port"]
-    cells = []
-    for name, times in samples.items():
-        wins, gain, p = faster_beyond_noise(times, port, MIN_GAIN, ALPHA)
-        loses = faster_beyond_noise(port, times, MIN_GAIN, ALPHA)[0]
-        verdict = "" if name == "port" else " wins" if wins else " loses" if loses else " ties"
-        q = statistics.quantiles(times, n=5)
-        cells.append(
-            f"{name} {statistics.median(times):.4f} ({q[0]:.4f}-{q[3]:.4f}, n={len(times)},"
-            f" {-gain:+.1%} vs port{verdict}, same-as-port {same[name]})"
-        )
-    print(f"{case} {config}: " + "; ".join(cells), flush=True)
 
 
 def main() -> None:
@@ -175,7 +145,8 @@ def main() -> None:
             print(f"{case.name}: upstream's autotune picks {upstream_pick(inputs, up)}", flush=True)
             configs += [c for c in from_upstream(spec, spec.kernel("fwd")) if c != frozen]
         for config in configs:
-            measure(backend, case.name, config, calls(inputs, config, up, names), args)
+            line = ab_line(backend, calls(inputs, config, up, names), args.rounds, args.reps)
+            print(f"{case.name} {config}: {line}", flush=True)
 
 
 if __name__ == "__main__":

@@ -9,9 +9,7 @@ BLOCK_N 16). Per performance case, interleaved, the kernels alone (no allocation
 timed call): upstream's raw kernel at its launch (for the broadcast add, at the config its
 `triton.autotune` picks); the port at its frozen config, capped as it runs (`port`); the port
 at that config with one program per block (`port_uncapped`); and the port at upstream's launch,
-capped and uncapped. A variant wins or loses against `port` by the search's A/B rule (at least
-1% with a one-sided Mann-Whitney p < 0.01); `same` says whether its outputs equal the port's
-bit for bit.
+capped and uncapped, each against `port` (`interleaved_ab.ab_line`).
 
     AUTOTUNE_RECSYS_EXAMPLES=/path/to/recsys-examples python benchmarks/program_cap_ab.py --soc H200
 """
@@ -19,21 +17,17 @@ bit for bit.
 from __future__ import annotations
 
 import argparse
-import statistics
-from collections.abc import Callable
 
 import torch
 import triton
+from interleaved_ab import Call, ab_line
 
 from autotuner.backends import get_backend
-from autotuner.measure.stats import faster_beyond_noise
 from autotuner.search.settle import frozen_config
 from ops import get_op
 from ops.ports import load_port
 
-MIN_GAIN, ALPHA = 0.01, 0.01
 CAP = 32768
-Call = tuple[Callable[[], object], tuple[torch.Tensor, ...]]
 
 
 def group_norm_calls(case, device, soc: str) -> dict[str, Call]:
@@ -150,30 +144,6 @@ OPS = {
 }
 
 
-def measure(backend, label: str, fns: dict[str, Call], args: argparse.Namespace) -> None:
-    """The variants interleaved; one line, each against the port."""
-    for fn, _ in fns.values():
-        fn()  # compile, and the outputs compared below
-    backend.synchronize()
-    port_outs = fns["port"][1]
-    samples: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(args.rounds):
-        for name, (fn, _) in fns.items():
-            samples[name] += backend.samples(fn, args.reps)
-    cells = []
-    for name, times in samples.items():
-        wins, gain, _ = faster_beyond_noise(times, samples["port"], MIN_GAIN, ALPHA)
-        loses = faster_beyond_noise(samples["port"], times, MIN_GAIN, ALPHA)[0]
-        verdict = "" if name == "port" else " wins" if wins else " loses" if loses else " ties"
-        same = all(torch.equal(a, b) for a, b in zip(fns[name][1], port_outs, strict=True))
-        q = statistics.quantiles(times, n=5)
-        cells.append(
-            f"{name} {statistics.median(times):.4f} ({q[0]:.4f}-{q[3]:.4f}, n={len(times)},"
-            f" {-gain:+.1%} vs port{verdict}, same {same})"
-        )
-    print(f"{label}: " + "; ".join(cells), flush=True)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--soc", required=True, help="a GPU soc (H200)")
@@ -190,7 +160,8 @@ def main() -> None:
         for case in get_op(op).cases("performance"):
             if args.case and case.name not in args.case:
                 continue
-            measure(backend, f"{op} {case.name}", OPS[op](case, backend.device, args.soc), args)
+            fns = OPS[op](case, backend.device, args.soc)
+            print(f"{op} {case.name}: {ab_line(backend, fns, args.rounds, args.reps)}", flush=True)
             torch.cuda.empty_cache()
 
 
