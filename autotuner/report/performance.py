@@ -112,8 +112,8 @@ def _row(spec, case, part, soc, default_row, frozen_row, gpu, ceilings) -> dict:
 
 
 def gpu_verdict(frozen: list[float], upstream: list[float]) -> str:
-    """ "slower" or "faster" than the GPU where the frozen part's samples tend to be larger or
-    smaller than upstream's beyond noise (p < ALPHA), else "tie". Side by side when both come
+    """The frozen part against the GPU: "slower" or "faster" where its samples tend to be larger
+    or smaller than upstream's beyond noise (p < ALPHA), else "tie". Side by side when both come
     from one `autotune baseline` on the GPU (interleaved); across runs or devices otherwise."""
     if mann_whitney_less(upstream, frozen) < ALPHA:
         return "slower"
