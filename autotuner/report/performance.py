@@ -246,7 +246,7 @@ def markdown_report(
                        "on the device for the roofline column.\n")  # fmt: skip
         out.append(markdown(display(frame)) if not frame.empty else "No baselines of the port.\n")
         if not frame.empty:
-            out.append(slower_than_gpu(frame[frame.case != GEOMEAN]) + "\n")
+            out.append(slower_than_gpu(frame) + "\n")
         summary = speedup_summary(verdict_speedups(soc, ops))
         if not summary.empty:
             out.append("Speedups `autotune freeze` recorded per (kernel, case), frozen over the "
