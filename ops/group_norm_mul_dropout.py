@@ -11,7 +11,7 @@ a LayerNorm's rows, BLOCK_N rows of all heads a tile, and draws upstream's dropo
 Ported: `concat_ux=False`, training and inference. Not ported: `concat_ux` and the backward's
 `compute_y`. Upstream's dx kernel adds each row's weight gradients atomically into
 min(N, GROUP_N) lock rows; the port's programs keep theirs in registers and store one partial row
-per row slot of their tile (no atomics), which bwd_dw sums.
+of H a program (no atomics), which bwd_dw sums.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """group_norm_mul_dropout (recsys-examples' GroupNormMulDropoutFunction): the port's autograd
 Function against torch's group_norm, its input checks, and the weight gradients' partial rows
-(one per row slot of a program's tile). Dropout at p > 0: tests/test_norm_mul_dropout.py."""
+(one per program). Dropout at p > 0: tests/test_norm_mul_dropout.py."""
 
 import pytest
 import torch
@@ -62,10 +62,10 @@ def test_checked_inputs_say_what_is_wrong_in_one_line(port):
 
 
 @pytest.mark.parametrize("programs", [3, 10])
-def test_each_row_slot_of_a_tile_leaves_a_partial_row(port, monkeypatch, programs):
-    """BLOCK_N rows a tile: programs * BLOCK_N partial rows of H, which sum to the gradients.
-    The kernel stores every slot, past the last row too (10 programs of 4 rows over 37), so the
-    launcher leaves them unfilled: here they start as NaN."""
+def test_each_program_leaves_one_partial_row(port, monkeypatch, programs):
+    """BLOCK_N rows a tile, summed per head: one partial row of H a program, and the rows sum to
+    the gradients. Every program stores its row, a tile past the last row too (10 programs of 4
+    rows over 37), so the launcher leaves them unfilled: here they start as NaN."""
     given = inputs()
     golden = SPEC.reference(given)
     state = SPEC.kernel_inputs("bwd_dx", given, golden)
@@ -74,5 +74,5 @@ def test_each_row_slot_of_a_tile_leaves_a_partial_row(port, monkeypatch, program
     empty = torch.empty
     monkeypatch.setattr(torch, "empty", lambda *a, **k: empty(*a, **k).fill_(float("nan")))
     _, _, dw, db = port.group_norm_mul_dropout_bwd_dx(*args, 0.0, True, 1, config=config)
-    assert dw.shape == db.shape == (4 * programs, 3)
+    assert dw.shape == db.shape == (programs, 3)
     assert close(dw.sum(0), golden["dweight"]) and close(db.sum(0), golden["dbias"])

@@ -7,8 +7,8 @@
 # (weight gradients added atomically into min(N, GROUP_N) lock rows), and an autotuned sum per
 # head; here the row kernels run NUM_PROGRAMS programs over tiles of BLOCK_N rows of every head
 # (an Ascend launch takes at most 65535 blocks), a tile's head rows normalised as a LayerNorm's
-# rows, and dx/du keeps its weight gradients in registers, one partial row per row slot of its
-# tile (no atomics). The dropout numbers are upstream's: tl.rand(seed, (row * H + head) * D + col),
+# rows, and dx/du keeps its weight gradients in registers and stores one partial row a program
+# (no atomics). The dropout numbers are upstream's: tl.rand(seed, (row * H + head) * D + col),
 # int32 offsets, so the mask does not depend on the config.
 """Triton port of group_norm_mul_dropout: y = dropout((GN(x) * weight[h] + bias[h]) * u) per row
 of [N, H * D] (H heads of D), and its backward (dx, du; dweight and dbias from partial rows)."""
@@ -104,9 +104,15 @@ def _group_norm_mul_dropout_bwd_dx_du_kernel(
         tl.store(DX + rows64[:, None] * stride_dx + within, dx.to(DX.dtype.element_ty), mask=mask)
         dw += tl.sum(dy * xhat, axis=1)
         db += tl.sum(dy, axis=1)
-    partial = (pid.to(tl.int64) * BLOCK_N + slots // BLOCK_H) * H + heads
-    tl.store(DW_PARTIAL + partial, dw, mask=head_mask)
-    tl.store(DB_PARTIAL + partial, db, mask=head_mask)
+    # the tile's rows of each head summed: one partial row of H a program (slot = row * BLOCK_H
+    # + head, so [BLOCK_N, BLOCK_H] row-major; triton-ascend lists tl.reshape as supported:
+    # Ascend/triton-ascend docs/sources/python-api/outline.md)
+    one_row = tl.arange(0, BLOCK_H)
+    partial = pid.to(tl.int64) * H + one_row
+    tl.store(DW_PARTIAL + partial, tl.sum(tl.reshape(dw, (BLOCK_N, BLOCK_H)), axis=0),
+             mask=one_row < H)  # fmt: skip
+    tl.store(DB_PARTIAL + partial, tl.sum(tl.reshape(db, (BLOCK_N, BLOCK_H)), axis=0),
+             mask=one_row < H)  # fmt: skip
 
 
 @triton.jit
@@ -476,7 +482,7 @@ def group_norm_mul_dropout_fwd(
 def group_norm_mul_dropout_bwd_dx(
     dy, x, u, weight, bias, mean, rstd, dropout_ratio, training, seed, *, config=None
 ):
-    """(dx, du, dw partial rows, db partial rows): fp32 [H] rows, BLOCK_N a program; the dropout
+    """(dx, du, dw partial rows, db partial rows): fp32 [H] rows, one a program; the dropout
     mask drawn again from `seed`, as the forward drew it."""
     x, u, dy = x.contiguous(), u.contiguous(), dy.contiguous()
     shape = _shape(x, weight)
@@ -485,11 +491,11 @@ def group_norm_mul_dropout_bwd_dx(
     programs = max(1, min(programs, triton.cdiv(n, blocks["BLOCK_N"])))
     dx = torch.empty_like(x)
     du = torch.empty_like(u)
-    # Each program stores all of its BLOCK_N partial rows, so only an empty launch needs zeros
-    # (upstream zeroes its lock rows for its atomic adds: two fills the port does not launch).
+    # Each program stores its partial row, so only an empty launch needs zeros (upstream zeroes
+    # its lock rows for its atomic adds: two fills the port does not launch).
     partial_rows = torch.zeros if n == 0 else torch.empty
-    dw = partial_rows(programs * blocks["BLOCK_N"], h, dtype=torch.float32, device=x.device)
-    db = partial_rows(programs * blocks["BLOCK_N"], h, dtype=torch.float32, device=x.device)
+    dw = partial_rows(programs, h, dtype=torch.float32, device=x.device)
+    db = partial_rows(programs, h, dtype=torch.float32, device=x.device)
     if n == 0:
         return dx, du, dw, db
     bh, bd = _blocks(h, d)
