@@ -170,7 +170,7 @@ FROZEN_CONFIGS = {
                 "case": "n1048576_h2_d128_fp32",
                 "dtype": "float32",
                 "shape": {"N": 1048576, "H": 2, "D": 128},
-                "config": {"BLOCK_N": 4, "NUM_PROGRAMS": 32768, "num_warps": 4},
+                "config": {"BLOCK_N": 1, "NUM_PROGRAMS": 32768, "num_warps": 1},
             },
             {
                 "case": "n131072_h4_d64_bf16",
