@@ -13,6 +13,7 @@ class DenseRowsOp(OpSpec):
 
     accuracy_shapes: tuple[tuple[int, ...], ...]
     performance_shapes: tuple[tuple[int | str, ...], ...]
+    jagged = False
 
     def make_case(self, shape, dtype, lengths=(), kind="accuracy", offsets=None) -> Case:
         keys = "_".join(f"{k.lower()}{shape[k]}" for k in self.shape_keys)

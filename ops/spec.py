@@ -392,6 +392,9 @@ class OpSpec(ABC):
     upstream: Upstream
     #: The rule of the performance cases' lengths (an op whose cases make them otherwise says so).
     lengths_rule: str = LENGTHS_RULE
+    #: Whether a case has sequence lengths (jagged rows); False for ops over dense rows, whose
+    #: user cases are a shape alone.
+    jagged: bool = True
     #: Keys of `Case.shape`, in order; launchers match frozen cases on these.
     shape_keys: tuple[str, ...]
     #: Names of `make_inputs`' tensors in the order the ATK APIs take them.

@@ -194,19 +194,27 @@ class CaseRequest:
         shape = parse_shape(self.shape)
         dtype = canonical_dtype(self.dtype or "float32")
         base = spec.case_from_shape(shape, dtype, None)  # names a missing or unknown key
-        batch, shape = base.shape["B"], dict(base.shape)
+        shape = dict(base.shape)
         entry: Entry = {"shape": shape, "dtype": dtype}
-        if self.offsets:
+        lengths = [o for o in ("offsets", "lengths_file", "lengths_dist") if getattr(self, o)]
+        if not spec.jagged:
+            if lengths:
+                raise UserError(
+                    f"{spec.name} takes dense rows: --{lengths[0].replace('_', '-')} is for "
+                    "jagged ops"
+                )
+            entry["source"] = "--shape"
+        elif self.offsets:
             entry = lengths_entry(spec, shape, dtype, parse_ints(self.offsets, "--offsets"))
             entry["source"] = "--offsets"
         elif self.lengths_file:
             entry["source"] = f"--lengths-file {self.lengths_file.name}"
             entry["lengths"] = read_lengths(self.lengths_file)
         elif self.lengths_dist:
-            entry["lengths"], entry["source"] = draw_lengths(self.lengths_dist, batch)
+            entry["lengths"], entry["source"] = draw_lengths(self.lengths_dist, shape["B"])
         else:
             entry["source"] = "the built-in cases' skew"
-            entry["lengths"] = list(skewed_lengths(batch, shape["max_seq_len"]))
+            entry["lengths"] = list(skewed_lengths(shape["B"], shape["max_seq_len"]))
         case = case_of(spec, entry, "performance", strict=strict)
         if note := past_max_seq_len(case):
             warnings.warn(note, CaseWarning, stacklevel=2)

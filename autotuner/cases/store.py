@@ -151,9 +151,13 @@ def case_of(spec: OpSpec, entry: Entry, kind: CaseKind, *, strict: bool = True) 
         shape = {str(k): _integer(v, f"shape {k}") for k, v in entry["shape"].items()}
         dtype = canonical_dtype(str(entry.get("dtype", "float32")))
         given = [k for k in LENGTH_KEYS if k in entry]
-        if len(given) != 1:
+        if not spec.jagged:
+            if given:
+                raise ValueError(f"its rows are dense: no {given[0]}")
+            case = spec.case_from_shape(shape, dtype, None)
+        elif len(given) != 1:
             raise ValueError(f"it needs exactly one of {', '.join(LENGTH_KEYS)}")
-        if given == ["offsets"]:
+        elif given == ["offsets"]:
             offsets = _integers(entry["offsets"], "offsets")
             if strict:
                 check_offsets(offsets)
