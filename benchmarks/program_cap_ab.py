@@ -61,9 +61,7 @@ def group_norm_calls(case, device, soc: str) -> dict[str, Call]:
 
     def ported(name, block_n, num_warps, programs):
         dx, du = buffers(name)
-        dw, db = (
-            torch.empty(programs, h, dtype=torch.float32, device=device) for _ in "wb"
-        )
+        dw, db = (torch.empty(programs, h, dtype=torch.float32, device=device) for _ in "wb")
         return lambda: port._group_norm_mul_dropout_bwd_dx_du_kernel[(programs,)](
             dx, du, dy, x, u, w, b, mean, rstd, dw, db, n, h, d,
             seed, ratio, dx.stride(0), du.stride(0), dy.stride(0), x.stride(0), u.stride(0),
