@@ -25,14 +25,13 @@ import torch
 import triton
 import triton.language as tl
 from interleaved_ab import Call, ab_line
+from recsys_kernel_calls import BroadcastAddFwd
 
 from autotuner.backends import get_backend
 from autotuner.search.settle import frozen_config
 from ops import get_op
-from ops.ports import load_port
 
-OP = "jagged_dense_broadcast_add"
-CAP = 32768
+OP = BroadcastAddFwd.op
 
 
 @triton.jit
@@ -77,54 +76,20 @@ def _variant_kernel(
 
 
 def calls(case, device, soc: str) -> dict[str, Call]:
-    spec, port, up = get_op(OP), load_port(OP), get_op(OP).upstream.load()
-    given = spec.make_inputs(case, device)
-    x, y, offsets = given["x"], given["y"], given["offsets"]
-    msl = int(given["max_seq_len"])
-    batch, d = y.shape
-    block_d = triton.next_power_of_2(d) if d < 64 else 64  # upstream's
-    tuned = up.jagged_dense_broadcast_add_kernel
-    tuned[lambda meta: (batch, triton.cdiv(msl, meta["BLOCK_N"]))](
-        seq_offsets=offsets, Jagged=x, Dense=y, Out=torch.empty_like(x),
-        AUTOTUNE_MAX_SEQ_LEN=up.autotune_max_seq_len(msl), D=d, stride_jn=x.stride(0),
-        stride_db=y.stride(0), stride_on=x.stride(0), BLOCK_D=block_d,
-    )  # fmt: skip
-    pick = tuned.best_config
-    print(f"{case.name}: upstream's autotune picks {pick}", flush=True)
-    outs: dict[str, tuple[torch.Tensor]] = {}
-
-    def upstream():
-        out = outs.setdefault("upstream", (torch.empty_like(x),))[0]
-        grid = (batch, triton.cdiv(msl, pick.kwargs["BLOCK_N"]))
-        return lambda: tuned.fn[grid](
-            offsets, x, y, out, msl, d, x.stride(0), y.stride(0), out.stride(0), BLOCK_D=block_d,
-            num_warps=pick.num_warps, num_stages=pick.num_stages, **pick.kwargs,
-        )  # fmt: skip
-
-    def launch(name, kernel, config, **switches):
-        out = outs.setdefault(name, (torch.empty_like(x),))[0]
-        programs = min(batch * triton.cdiv(msl, config["BLOCK_N"]), CAP)
-        return lambda: kernel[(programs,)](
-            offsets, x, y, out, msl, batch, d, programs, x.stride(0), y.stride(0), out.stride(0),
-            BLOCK_N=config["BLOCK_N"], BLOCK_D=config["BLOCK_D"], num_warps=config["num_warps"],
-            num_stages=config["num_stages"], **switches,
-        )  # fmt: skip
-
-    frozen = frozen_config(OP, soc, "fwd", case.name) or spec.kernel("fwd").default(case)
-    picked = {
-        **pick.kwargs, "BLOCK_D": block_d, "num_warps": pick.num_warps,
-        "num_stages": pick.num_stages,
-    }  # fmt: skip
+    f = BroadcastAddFwd(case, device)
+    port = f.port._jagged_dense_add_kernel
+    frozen = frozen_config(OP, soc, "fwd", case.name) or get_op(OP).kernel("fwd").default(case)
     fns = {
-        "upstream": upstream(),
-        "port": launch("port", port._jagged_dense_add_kernel, frozen),
-        "port_at_pick": launch("port_at_pick", port._jagged_dense_add_kernel, picked),
+        "upstream": f.upstream(),
+        "port": f.launch(port, frozen),
+        "port_at_pick": f.launch(port, f.picked),
     }
-    for at, config in (("", frozen), ("_at_pick", picked)):
+    for at, config in (("", frozen), ("_at_pick", f.picked)):
         for seq_base, plain in ((False, False), (True, False), (False, True), (True, True)):
-            name = f"seq_base{int(seq_base)}_plain{int(plain)}{at}"
-            fns[name] = launch(name, _variant_kernel, config, SEQ_BASE=seq_base, PLAIN=plain)
-    return {name: (fn, outs[name]) for name, fn in fns.items()}
+            fns[f"seq_base{int(seq_base)}_plain{int(plain)}{at}"] = f.launch(
+                _variant_kernel, config, SEQ_BASE=seq_base, PLAIN=plain
+            )
+    return fns
 
 
 def main() -> None:
