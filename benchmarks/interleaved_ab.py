@@ -1,4 +1,4 @@
-"""The A/B line of the A/B scripts (`bmm_row_loop_ab.py`, `program_cap_ab.py`): variants of a
+"""The A/B line of the A/B scripts (`benchmarks/*_ab.py`): variants of a
 kernel timed interleaved, each judged against one of them by the search's A/B rule (at least 1%
 faster or slower with a one-sided Mann-Whitney p < 0.01), outputs compared bit for bit."""
 
