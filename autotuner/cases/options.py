@@ -153,14 +153,19 @@ class CaseRequest:
     def given(self) -> bool:
         return bool(self.shape or self.cases_file)
 
+    @property
+    def length_flags(self) -> list[str]:
+        """The options given that say a case's lengths, as flags (`--offsets`, ...)."""
+        given = [o for o in ("offsets", "lengths_file", "lengths_dist") if getattr(self, o)]
+        return ["--" + o.replace("_", "-") for o in given]
+
     def check(self) -> None:
         """The options fit together (before any op is looked at)."""
-        lengths = [o for o in ("offsets", "lengths_file", "lengths_dist") if getattr(self, o)]
-        flags = ", ".join("--" + o.replace("_", "-") for o in lengths)
-        if len(lengths) > 1:
-            raise UserError(f"give the lengths one way, not {flags}")
-        if lengths and not self.shape:
-            raise UserError(f"{flags} goes with --shape")
+        flags = self.length_flags
+        if len(flags) > 1:
+            raise UserError(f"give the lengths one way, not {', '.join(flags)}")
+        if flags and not self.shape:
+            raise UserError(f"{flags[0]} goes with --shape")
         if self.shape and self.cases_file:
             raise UserError("--shape and --cases-file each name cases; use one of them")
 
@@ -196,12 +201,10 @@ class CaseRequest:
         base = spec.case_from_shape(shape, dtype, None)  # names a missing or unknown key
         shape = dict(base.shape)
         entry: Entry = {"shape": shape, "dtype": dtype}
-        lengths = [o for o in ("offsets", "lengths_file", "lengths_dist") if getattr(self, o)]
         if not spec.jagged:
-            if lengths:
+            if self.length_flags:
                 raise UserError(
-                    f"{spec.name} takes dense rows: --{lengths[0].replace('_', '-')} is for "
-                    "jagged ops"
+                    f"{spec.name} takes dense rows: {self.length_flags[0]} is for jagged ops"
                 )
             entry["source"] = "--shape"
         elif self.offsets:
