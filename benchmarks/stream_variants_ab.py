@@ -1,0 +1,288 @@
+"""A/B on a GPU of the two recsys parts still over upstream in the last baselines (2026-12-03,
+db81b64): group_norm_mul_dropout's fp32 backward (1.023) and jagged_dense_broadcast_add's fp32
+forward (1.008). Both stream memory (5.4 GB and 357 MB) near the copy ceiling; can the port's
+kernels stream closer to it, and where do upstream's fast baseline rounds come from?
+
+- `parts`: the two whole parts as `autotune baseline` calls them (upstream's autograd entry at
+  its defaults, the port's launcher at its frozen configs), interleaved round by round, the
+  order swapped every round, with the device's clocks, temperatures and throttle reasons read
+  after each round (`nvidia-smi`): do upstream's modes follow the device's state?
+- `dx`: the port's group-norm bwd_dx kernel with two switches, at its frozen config:
+  `PREFETCH` loads the next row's x, u, dy before the current row is computed (two rows in
+  flight per program), `EVICT` marks the streamed loads evict-first and the stores streaming
+  (`.cs`), so that they do not displace what L2 holds; against upstream's raw dx kernel.
+- `rows`: the broadcast add's forward as programs over the jagged rows (row blocks of the
+  [sum_L, D] values, each row's sequence found by a binary search over the offsets) instead of
+  upstream's grid over (sequence, max_seq_len's row blocks), two thirds of whose blocks are
+  empty on this case; at several configs, against the port's frozen kernel and upstream's
+  autotuned one.
+
+    AUTOTUNE_RECSYS_EXAMPLES=/path/to/recsys-examples python benchmarks/stream_variants_ab.py \\
+        --soc H200 --only parts dx rows
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+
+import torch
+import triton
+import triton.language as tl
+from interleaved_ab import Call, ab_line
+from recsys_kernel_calls import CAP, BroadcastAddFwd, GroupNormDx
+
+from autotuner.backends import get_backend
+from autotuner.search.settle import frozen_config
+from ops import get_op
+
+GN_CASE, BA_CASE = "n1048576_h2_d128_fp32", "b256_n4096_d128_fp32"
+TELEMETRY = (
+    "clocks.sm,clocks.mem,temperature.gpu,temperature.memory,power.draw,"
+    "clocks_event_reasons.active"
+)
+
+
+def telemetry() -> str:
+    out = subprocess.run(
+        ["nvidia-smi", f"--query-gpu={TELEMETRY}", "--format=csv,noheader"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    return out.stdout.strip() or out.stderr.strip()
+
+
+def case_of(op: str, name: str):
+    return next(c for c in get_op(op).cases("performance") if c.name == name)
+
+
+def parts(backend, rounds: int, reps: int) -> None:
+    """Upstream's and the port's whole part per round, as the baseline times them."""
+    for op, case_name, part in (
+        ("group_norm_mul_dropout", GN_CASE, "bwd"),
+        ("jagged_dense_broadcast_add", BA_CASE, "fwd"),
+    ):
+        spec, case = get_op(op), case_of(op, case_name)
+        inputs = spec.make_inputs(case, backend.device)
+        calls = {
+            "upstream": spec.upstream_part(part, inputs, case),
+            "port": spec.port_part(part, inputs, None),
+        }
+        for call in calls.values():
+            call()
+        backend.synchronize()
+        samples = {name: [] for name in calls}
+        print(f"# {op} {case_name} {part}: round, first, upstream median, port median, "
+              f"port/upstream, {TELEMETRY}")  # fmt: skip
+        for r in range(rounds):
+            order = list(calls) if r % 2 == 0 else list(reversed(calls))
+            medians = {}
+            for name in order:
+                times = backend.samples(calls[name], reps)
+                samples[name] += times
+                medians[name] = statistics.median(times)
+            print(
+                f"{r:3d} {order[0]:8s} {medians['upstream']:.4f} {medians['port']:.4f} "
+                f"{medians['port'] / medians['upstream']:.3f}  {telemetry()}",
+                flush=True,
+            )
+        up, port = (statistics.median(samples[k]) for k in ("upstream", "port"))
+        print(f"{op} {case_name} {part}: upstream {up:.4f} port {port:.4f} ratio {port / up:.3f}"
+              f" (n={len(samples['port'])} each)")  # fmt: skip
+        del inputs, calls
+        torch.cuda.empty_cache()
+
+
+@triton.jit
+def _dx_variant(
+    DX, DU, DY, X, U, W, B, Mean, Rstd, DW_PARTIAL, DB_PARTIAL, N, H, D,
+    stride_dx, stride_du, stride_dy, stride_x, stride_u,
+    BLOCK_N: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_D: tl.constexpr,
+    PREFETCH: tl.constexpr, EVICT: tl.constexpr,
+):  # fmt: skip
+    """The port's bwd_dx without dropout (the performance cases' p = 0), with the switches."""
+    pid = tl.program_id(0)
+    slots = tl.arange(0, BLOCK_N * BLOCK_H)
+    heads = slots % BLOCK_H
+    cols = tl.arange(0, BLOCK_D)
+    head_mask = heads < H
+    col_mask = cols < D
+    w = tl.load(W + heads, mask=head_mask, other=0.0).to(tl.float32)
+    b = tl.load(B + heads, mask=head_mask, other=0.0).to(tl.float32)
+    within = heads[:, None] * D + cols[None, :]
+    evict: tl.constexpr = "evict_first" if EVICT else ""
+    store_cache: tl.constexpr = ".cs" if EVICT else ""
+    dw = tl.zeros([BLOCK_N * BLOCK_H], dtype=tl.float32)
+    db = tl.zeros([BLOCK_N * BLOCK_H], dtype=tl.float32)
+    step = tl.num_programs(0) * BLOCK_N
+    rows = pid * BLOCK_N + slots // BLOCK_H
+    row_mask = (rows < N) & head_mask
+    mask = row_mask[:, None] & col_mask[None, :]
+    rows64 = rows.to(tl.int64)
+    x = tl.load(X + rows64[:, None] * stride_x + within, mask=mask, other=0.0, eviction_policy=evict)
+    u = tl.load(U + rows64[:, None] * stride_u + within, mask=mask, other=0.0, eviction_policy=evict)
+    dy = tl.load(DY + rows64[:, None] * stride_dy + within, mask=mask, other=0.0, eviction_policy=evict)
+    for start in range(pid * BLOCK_N, N, step):
+        rows = start + slots // BLOCK_H
+        head_rows = rows * H + heads
+        row_mask = (rows < N) & head_mask
+        mask = row_mask[:, None] & col_mask[None, :]
+        rows64 = rows.to(tl.int64)
+        if not PREFETCH:
+            x = tl.load(X + rows64[:, None] * stride_x + within, mask=mask, other=0.0, eviction_policy=evict)
+            u = tl.load(U + rows64[:, None] * stride_u + within, mask=mask, other=0.0, eviction_policy=evict)
+            dy = tl.load(DY + rows64[:, None] * stride_dy + within, mask=mask, other=0.0, eviction_policy=evict)
+        mean = tl.load(Mean + head_rows, mask=row_mask, other=0.0)
+        rstd = tl.load(Rstd + head_rows, mask=row_mask, other=0.0)
+        xf, uf, dyf = x.to(tl.float32), u.to(tl.float32), dy.to(tl.float32)
+        if PREFETCH:
+            nxt = rows + step
+            nmask = ((nxt < N) & head_mask)[:, None] & col_mask[None, :]
+            n64 = nxt.to(tl.int64)
+            x = tl.load(X + n64[:, None] * stride_x + within, mask=nmask, other=0.0, eviction_policy=evict)
+            u = tl.load(U + n64[:, None] * stride_u + within, mask=nmask, other=0.0, eviction_policy=evict)
+            dy = tl.load(DY + n64[:, None] * stride_dy + within, mask=nmask, other=0.0, eviction_policy=evict)
+        xhat = tl.where(mask, (xf - mean[:, None]) * rstd[:, None], 0.0)
+        du = dyf * (xhat * w[:, None] + b[:, None])
+        tl.store(DU + rows64[:, None] * stride_du + within, du.to(DU.dtype.element_ty), mask=mask,
+                 cache_modifier=store_cache)  # fmt: skip
+        dyf = dyf * uf
+        wdy = w[:, None] * dyf
+        c1 = tl.sum(xhat * wdy, axis=1) / D
+        c2 = tl.sum(wdy, axis=1) / D
+        dx = (wdy - (xhat * c1[:, None] + c2[:, None])) * rstd[:, None]
+        tl.store(DX + rows64[:, None] * stride_dx + within, dx.to(DX.dtype.element_ty), mask=mask,
+                 cache_modifier=store_cache)  # fmt: skip
+        dw += tl.sum(dyf * xhat, axis=1)
+        db += tl.sum(dyf, axis=1)
+    one_row = tl.arange(0, BLOCK_H)
+    partial = pid.to(tl.int64) * H + one_row
+    tl.store(DW_PARTIAL + partial, tl.sum(tl.reshape(dw, (BLOCK_N, BLOCK_H)), axis=0),
+             mask=one_row < H)  # fmt: skip
+    tl.store(DB_PARTIAL + partial, tl.sum(tl.reshape(db, (BLOCK_N, BLOCK_H)), axis=0),
+             mask=one_row < H)  # fmt: skip
+
+
+def dx_calls(backend, soc: str) -> dict[str, Call]:
+    case = case_of(GroupNormDx.op, GN_CASE)
+    g = GroupNormDx(case, backend.device)
+    assert g.ratio == 0.0 or not g.training, "the variant leaves dropout out"
+    frozen = frozen_config(g.op, soc, "bwd_dx", case.name)
+    block_n, warps, programs = frozen["BLOCK_N"], frozen["num_warps"], frozen["NUM_PROGRAMS"]
+    fns = {"port": g.port_dx(block_n, warps, programs), "upstream_dx": g.upstream()}
+
+    def variant(prefetch: bool, evict: bool, num_warps: int, count: int) -> Call:
+        dx, du = torch.empty_like(g.x), torch.empty_like(g.u)
+        partials = [torch.empty(count, g.h, device=g.device) for _ in "wb"]
+        kernel = _dx_variant[(count,)]
+        return (
+            lambda: kernel(
+                dx, du, g.dy, g.x, g.u, g.w, g.b, g.mean, g.rstd, *partials, g.n, g.h, g.d,
+                dx.stride(0), du.stride(0), g.dy.stride(0), g.x.stride(0), g.u.stride(0),
+                BLOCK_N=block_n, BLOCK_H=g.bh, BLOCK_D=g.bd, PREFETCH=prefetch, EVICT=evict,
+                num_warps=num_warps,
+            ),
+            (dx, du),
+        )  # fmt: skip
+
+    for prefetch in (False, True):
+        for evict in (False, True):
+            fns[f"prefetch{int(prefetch)}_evict{int(evict)}"] = variant(prefetch, evict, warps, programs)
+    fns["prefetch1_evict0_16384"] = variant(True, False, warps, programs // 2)
+    fns["prefetch1_evict0_w2"] = variant(True, False, 2 * warps, programs)
+    return fns
+
+
+@triton.jit
+def _rows_kernel(
+    offsets_ptr, x_ptr, y_ptr, out_ptr, rows_total, batch, D, num_programs, steps,
+    stride_xn, stride_yb, stride_on, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
+    EVICT: tl.constexpr,
+):  # fmt: skip
+    """out[r] = x[r] + y[sequence of r] over row blocks of the jagged rows; a row's sequence is
+    the last b with offsets[b] <= r (`steps` = ceil(log2(batch)) halvings of [0, batch))."""
+    pid = tl.program_id(0)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, BLOCK_D)
+    evict: tl.constexpr = "evict_first" if EVICT else ""
+    store_cache: tl.constexpr = ".cs" if EVICT else ""
+    for start in range(pid * BLOCK_N, rows_total, num_programs * BLOCK_N):
+        rows = start + offs_n
+        mask_n = rows < rows_total
+        lo = tl.zeros([BLOCK_N], dtype=tl.int32)
+        hi = tl.zeros([BLOCK_N], dtype=tl.int32) + batch
+        for _ in range(steps):
+            mid = (lo + hi) // 2
+            below = tl.load(offsets_ptr + mid) <= rows
+            lo = tl.where(below, mid, lo)
+            hi = tl.where(below, hi, mid)
+        rows64 = rows.to(tl.int64)
+        x_rows = x_ptr + rows64[:, None] * stride_xn
+        out_rows = out_ptr + rows64[:, None] * stride_on
+        y_rows = y_ptr + lo.to(tl.int64)[:, None] * stride_yb
+        for first in range(0, D, BLOCK_D):
+            cols = first + offs_d
+            mask = mask_n[:, None] & (cols < D)[None, :]
+            x = tl.load(x_rows + cols[None, :], mask=mask, other=0.0, eviction_policy=evict)
+            y = tl.load(y_rows + cols[None, :], mask=mask, other=0.0)
+            out = (x.to(tl.float32) + y.to(tl.float32)).to(out_ptr.dtype.element_ty)
+            tl.store(out_rows + cols[None, :], out, mask=mask, cache_modifier=store_cache)
+
+
+def rows_calls(backend, soc: str) -> dict[str, Call]:
+    case = case_of(BroadcastAddFwd.op, BA_CASE)
+    a = BroadcastAddFwd(case, backend.device)
+    frozen = frozen_config(a.op, soc, "fwd", case.name)
+    fns = {"port": a.launch(a.port._jagged_dense_add_kernel, frozen), "upstream": a.upstream()}
+    fns["port_at_upstream_pick"] = a.launch(a.port._jagged_dense_add_kernel, a.picked)
+    total, d = a.x.size(0), a.y.size(1)
+    steps = (a.batch - 1).bit_length()
+
+    def by_rows(block_n: int, block_d: int, num_warps: int, evict: bool, cap: int = CAP) -> Call:
+        out = torch.empty_like(a.x)
+        programs = min(triton.cdiv(total, block_n), cap)
+        kernel = _rows_kernel[(programs,)]
+        return (
+            lambda: kernel(
+                a.offsets, a.x, a.y, out, total, a.batch, d, programs, steps, a.x.stride(0),
+                a.y.stride(0), out.stride(0), BLOCK_N=block_n, BLOCK_D=block_d, EVICT=evict,
+                num_warps=num_warps,
+            ),
+            (out,),
+        )  # fmt: skip
+
+    for block_n, block_d, warps in ((16, 64, 2), (16, 128, 4), (32, 64, 4), (32, 128, 4),
+                                     (64, 128, 8), (8, 128, 2)):  # fmt: skip
+        fns[f"rows_{block_n}x{block_d}_w{warps}"] = by_rows(block_n, block_d, warps, False)
+    fns["rows_32x128_w4_evict"] = by_rows(32, 128, 4, True)
+    fns["rows_32x128_w4_4224"] = by_rows(32, 128, 4, False, cap=4224)
+    return fns
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--soc", required=True, help="a GPU soc (H200)")
+    parser.add_argument("--only", nargs="+", choices=("parts", "dx", "rows"),
+                        default=["parts", "dx", "rows"])  # fmt: skip
+    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--reps", type=int, default=5)
+    args = parser.parse_args()
+    backend = get_backend(args.soc)
+    if backend.is_interpreter:
+        raise SystemExit("stream_variants_ab.py times kernels: it needs a GPU soc")
+    print(f"# {backend.describe()}, versions {backend.versions()}")
+    if "parts" in args.only:
+        parts(backend, args.rounds, args.reps)
+    if "dx" in args.only:
+        fns = dx_calls(backend, args.soc)
+        print(f"group_norm_mul_dropout {GN_CASE} bwd_dx: {ab_line(backend, fns, args.rounds, args.reps)}")
+        del fns
+        torch.cuda.empty_cache()
+    if "rows" in args.only:
+        fns = rows_calls(backend, args.soc)
+        line = ab_line(backend, fns, args.rounds, 2 * args.reps)
+        print(f"jagged_dense_broadcast_add {BA_CASE} fwd: {line}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
