@@ -39,8 +39,7 @@ from ops import get_op
 
 GN_CASE, BA_CASE = "n1048576_h2_d128_fp32", "b256_n4096_d128_fp32"
 TELEMETRY = (
-    "clocks.sm,clocks.mem,temperature.gpu,temperature.memory,power.draw,"
-    "clocks_event_reasons.active"
+    "clocks.sm,clocks.mem,temperature.gpu,temperature.memory,power.draw,clocks_event_reasons.active"
 )
 
 
@@ -98,9 +97,11 @@ def _dx_variant(
     DX, DU, DY, X, U, W, B, Mean, Rstd, DW_PARTIAL, DB_PARTIAL, N, H, D,
     stride_dx, stride_du, stride_dy, stride_x, stride_u,
     BLOCK_N: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_D: tl.constexpr,
-    PREFETCH: tl.constexpr, EVICT: tl.constexpr,
+    PREFETCH: tl.constexpr, EVICT: tl.constexpr, CHUNKED: tl.constexpr,
 ):  # fmt: skip
-    """The port's bwd_dx without dropout (the performance cases' p = 0), with the switches."""
+    """The port's bwd_dx without dropout (the performance cases' p = 0), with the switches;
+    `CHUNKED`: a program takes a contiguous run of row blocks rather than every
+    num_programs-th."""
     pid = tl.program_id(0)
     slots = tl.arange(0, BLOCK_N * BLOCK_H)
     heads = slots % BLOCK_H
@@ -114,34 +115,59 @@ def _dx_variant(
     store_cache: tl.constexpr = ".cs" if EVICT else ""
     dw = tl.zeros([BLOCK_N * BLOCK_H], dtype=tl.float32)
     db = tl.zeros([BLOCK_N * BLOCK_H], dtype=tl.float32)
-    step = tl.num_programs(0) * BLOCK_N
-    rows = pid * BLOCK_N + slots // BLOCK_H
-    row_mask = (rows < N) & head_mask
+    if CHUNKED:
+        per = tl.cdiv(tl.cdiv(N, BLOCK_N), tl.num_programs(0)) * BLOCK_N
+        first, end, step = pid * per, tl.minimum(N, (pid + 1) * per), BLOCK_N
+    else:
+        first, end, step = pid * BLOCK_N, N, tl.num_programs(0) * BLOCK_N
+    rows = first + slots // BLOCK_H
+    row_mask = (rows < end) & head_mask
     mask = row_mask[:, None] & col_mask[None, :]
     rows64 = rows.to(tl.int64)
-    x = tl.load(X + rows64[:, None] * stride_x + within, mask=mask, other=0.0, eviction_policy=evict)
-    u = tl.load(U + rows64[:, None] * stride_u + within, mask=mask, other=0.0, eviction_policy=evict)
-    dy = tl.load(DY + rows64[:, None] * stride_dy + within, mask=mask, other=0.0, eviction_policy=evict)
-    for start in range(pid * BLOCK_N, N, step):
+    x = tl.load(
+        X + rows64[:, None] * stride_x + within, mask=mask, other=0.0, eviction_policy=evict
+    )
+    u = tl.load(
+        U + rows64[:, None] * stride_u + within, mask=mask, other=0.0, eviction_policy=evict
+    )
+    dy = tl.load(
+        DY + rows64[:, None] * stride_dy + within, mask=mask, other=0.0, eviction_policy=evict
+    )
+    for start in range(first, end, step):
         rows = start + slots // BLOCK_H
         head_rows = rows * H + heads
-        row_mask = (rows < N) & head_mask
+        row_mask = (rows < end) & head_mask
         mask = row_mask[:, None] & col_mask[None, :]
         rows64 = rows.to(tl.int64)
         if not PREFETCH:
-            x = tl.load(X + rows64[:, None] * stride_x + within, mask=mask, other=0.0, eviction_policy=evict)
-            u = tl.load(U + rows64[:, None] * stride_u + within, mask=mask, other=0.0, eviction_policy=evict)
-            dy = tl.load(DY + rows64[:, None] * stride_dy + within, mask=mask, other=0.0, eviction_policy=evict)
+            x = tl.load(
+                X + rows64[:, None] * stride_x + within, mask=mask, other=0.0, eviction_policy=evict
+            )
+            u = tl.load(
+                U + rows64[:, None] * stride_u + within, mask=mask, other=0.0, eviction_policy=evict
+            )
+            dy = tl.load(
+                DY + rows64[:, None] * stride_dy + within,
+                mask=mask,
+                other=0.0,
+                eviction_policy=evict,
+            )
         mean = tl.load(Mean + head_rows, mask=row_mask, other=0.0)
         rstd = tl.load(Rstd + head_rows, mask=row_mask, other=0.0)
         xf, uf, dyf = x.to(tl.float32), u.to(tl.float32), dy.to(tl.float32)
         if PREFETCH:
             nxt = rows + step
-            nmask = ((nxt < N) & head_mask)[:, None] & col_mask[None, :]
+            nmask = ((nxt < end) & head_mask)[:, None] & col_mask[None, :]
             n64 = nxt.to(tl.int64)
-            x = tl.load(X + n64[:, None] * stride_x + within, mask=nmask, other=0.0, eviction_policy=evict)
-            u = tl.load(U + n64[:, None] * stride_u + within, mask=nmask, other=0.0, eviction_policy=evict)
-            dy = tl.load(DY + n64[:, None] * stride_dy + within, mask=nmask, other=0.0, eviction_policy=evict)
+            x = tl.load(
+                X + n64[:, None] * stride_x + within, mask=nmask, other=0.0, eviction_policy=evict
+            )
+            u = tl.load(
+                U + n64[:, None] * stride_u + within, mask=nmask, other=0.0, eviction_policy=evict
+            )
+            dy = tl.load(
+                DY + n64[:, None] * stride_dy + within, mask=nmask, other=0.0, eviction_policy=evict
+            )
         xhat = tl.where(mask, (xf - mean[:, None]) * rstd[:, None], 0.0)
         du = dyf * (xhat * w[:, None] + b[:, None])
         tl.store(DU + rows64[:, None] * stride_du + within, du.to(DU.dtype.element_ty), mask=mask,
@@ -171,7 +197,8 @@ def dx_calls(backend, soc: str) -> dict[str, Call]:
     block_n, warps, programs = frozen["BLOCK_N"], frozen["num_warps"], frozen["NUM_PROGRAMS"]
     fns = {"port": g.port_dx(block_n, warps, programs), "upstream_dx": g.upstream()}
 
-    def variant(prefetch: bool, evict: bool, num_warps: int, count: int) -> Call:
+    def variant(prefetch: bool, num_warps: int, count: int, chunked: bool = False,
+                evict: bool = False) -> Call:  # fmt: skip
         dx, du = torch.empty_like(g.x), torch.empty_like(g.u)
         partials = [torch.empty(count, g.h, device=g.device) for _ in "wb"]
         kernel = _dx_variant[(count,)]
@@ -180,16 +207,22 @@ def dx_calls(backend, soc: str) -> dict[str, Call]:
                 dx, du, g.dy, g.x, g.u, g.w, g.b, g.mean, g.rstd, *partials, g.n, g.h, g.d,
                 dx.stride(0), du.stride(0), g.dy.stride(0), g.x.stride(0), g.u.stride(0),
                 BLOCK_N=block_n, BLOCK_H=g.bh, BLOCK_D=g.bd, PREFETCH=prefetch, EVICT=evict,
-                num_warps=num_warps,
+                CHUNKED=chunked, num_warps=num_warps,
             ),
             (dx, du),
         )  # fmt: skip
 
-    for prefetch in (False, True):
-        for evict in (False, True):
-            fns[f"prefetch{int(prefetch)}_evict{int(evict)}"] = variant(prefetch, evict, warps, programs)
-    fns["prefetch1_evict0_16384"] = variant(True, False, warps, programs // 2)
-    fns["prefetch1_evict0_w2"] = variant(True, False, 2 * warps, programs)
+    rows = triton.cdiv(g.n, block_n)
+    for count in (rows, rows // 4, rows // 8):
+        fns[f"port_{count}"] = g.port_dx(block_n, warps, count)
+    fns["evict"] = variant(False, warps, programs, evict=True)
+    for w in (warps, 2 * warps):
+        fns[f"prefetch_w{w}"] = variant(True, w, programs)
+    for count in (programs, 8448, 4224):
+        fns[f"chunked_{count}"] = variant(False, warps, count, chunked=True)
+        fns[f"chunked_prefetch_w{2 * warps}_{count}"] = variant(
+            True, 2 * warps, count, chunked=True
+        )
     return fns
 
 
@@ -251,11 +284,10 @@ def rows_calls(backend, soc: str) -> dict[str, Call]:
             (out,),
         )  # fmt: skip
 
-    for block_n, block_d, warps in ((16, 64, 2), (16, 128, 4), (32, 64, 4), (32, 128, 4),
-                                     (64, 128, 8), (8, 128, 2)):  # fmt: skip
+    for block_n, block_d, warps in ((16, 64, 2), (16, 64, 1), (8, 64, 1), (8, 64, 2), (32, 64, 2),
+                                     (32, 64, 4), (16, 32, 1), (8, 128, 2), (16, 128, 2)):  # fmt: skip
         fns[f"rows_{block_n}x{block_d}_w{warps}"] = by_rows(block_n, block_d, warps, False)
-    fns["rows_32x128_w4_evict"] = by_rows(32, 128, 4, True)
-    fns["rows_32x128_w4_4224"] = by_rows(32, 128, 4, False, cap=4224)
+    fns["rows_16x64_w2_evict"] = by_rows(16, 64, 2, True)
     return fns
 
 
@@ -275,7 +307,9 @@ def main() -> None:
         parts(backend, args.rounds, args.reps)
     if "dx" in args.only:
         fns = dx_calls(backend, args.soc)
-        print(f"group_norm_mul_dropout {GN_CASE} bwd_dx: {ab_line(backend, fns, args.rounds, args.reps)}")
+        print(
+            f"group_norm_mul_dropout {GN_CASE} bwd_dx: {ab_line(backend, fns, args.rounds, args.reps)}"
+        )
         del fns
         torch.cuda.empty_cache()
     if "rows" in args.only:
