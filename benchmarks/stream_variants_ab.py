@@ -7,10 +7,10 @@ kernels stream closer to it, and where do upstream's fast baseline rounds come f
   its defaults, the port's launcher at its frozen configs), interleaved round by round, the
   order swapped every round, with the device's clocks, temperatures and throttle reasons read
   after each round (`nvidia-smi`): do upstream's modes follow the device's state?
-- `dx`: the port's group-norm bwd_dx kernel with two switches, at its frozen config:
-  `PREFETCH` loads the next row's x, u, dy before the current row is computed (two rows in
-  flight per program), `EVICT` marks the streamed loads evict-first and the stores streaming
-  (`.cs`), so that they do not displace what L2 holds; against upstream's raw dx kernel.
+- `dx`: the port's group-norm bwd_dx kernel with switches (`_dx_variant`), at its frozen
+  config and at upstream's launch (a program a row), against upstream's raw dx kernel.
+  (At 05e5f29 and 37dd417 the switches were also `EVICT`, evict-first loads and streaming
+  stores, and `CHUNKED`, contiguous runs of rows a program: both lost, see docs/benchmarks.md.)
 - `rows`: the broadcast add's forward as programs over the jagged rows (row blocks of the
   [sum_L, D] values, each row's sequence found by a binary search over the offsets) instead of
   upstream's grid over (sequence, max_seq_len's row blocks), two thirds of whose blocks are
@@ -97,11 +97,11 @@ def _dx_variant(
     DX, DU, DY, X, U, W, B, Mean, Rstd, DW_PARTIAL, DB_PARTIAL, N, H, D,
     stride_dx, stride_du, stride_dy, stride_x, stride_u,
     BLOCK_N: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_D: tl.constexpr,
-    PREFETCH: tl.constexpr, EVICT: tl.constexpr, CHUNKED: tl.constexpr,
+    PREFETCH: tl.constexpr, LATE_U: tl.constexpr, PARTIALS: tl.constexpr,
 ):  # fmt: skip
-    """The port's bwd_dx without dropout (the performance cases' p = 0), with the switches;
-    `CHUNKED`: a program takes a contiguous run of row blocks rather than every
-    num_programs-th."""
+    """The port's bwd_dx without dropout (the performance cases' p = 0), with the switches:
+    `PREFETCH` loads the next row block before computing this one; `LATE_U` loads u after du
+    is stored (upstream's order); `PARTIALS` False leaves the weight sums out (a diagnostic)."""
     pid = tl.program_id(0)
     slots = tl.arange(0, BLOCK_N * BLOCK_H)
     heads = slots % BLOCK_H
@@ -111,82 +111,58 @@ def _dx_variant(
     w = tl.load(W + heads, mask=head_mask, other=0.0).to(tl.float32)
     b = tl.load(B + heads, mask=head_mask, other=0.0).to(tl.float32)
     within = heads[:, None] * D + cols[None, :]
-    evict: tl.constexpr = "evict_first" if EVICT else ""
-    store_cache: tl.constexpr = ".cs" if EVICT else ""
     dw = tl.zeros([BLOCK_N * BLOCK_H], dtype=tl.float32)
     db = tl.zeros([BLOCK_N * BLOCK_H], dtype=tl.float32)
-    if CHUNKED:
-        per = tl.cdiv(tl.cdiv(N, BLOCK_N), tl.num_programs(0)) * BLOCK_N
-        first, end, step = pid * per, tl.minimum(N, (pid + 1) * per), BLOCK_N
-    else:
-        first, end, step = pid * BLOCK_N, N, tl.num_programs(0) * BLOCK_N
-    rows = first + slots // BLOCK_H
-    row_mask = (rows < end) & head_mask
-    mask = row_mask[:, None] & col_mask[None, :]
+    step = tl.num_programs(0) * BLOCK_N
+    rows = pid * BLOCK_N + slots // BLOCK_H
+    mask = ((rows < N) & head_mask)[:, None] & col_mask[None, :]
     rows64 = rows.to(tl.int64)
-    x = tl.load(
-        X + rows64[:, None] * stride_x + within, mask=mask, other=0.0, eviction_policy=evict
-    )
-    u = tl.load(
-        U + rows64[:, None] * stride_u + within, mask=mask, other=0.0, eviction_policy=evict
-    )
-    dy = tl.load(
-        DY + rows64[:, None] * stride_dy + within, mask=mask, other=0.0, eviction_policy=evict
-    )
-    for start in range(first, end, step):
+    x = tl.load(X + rows64[:, None] * stride_x + within, mask=mask, other=0.0)
+    dy = tl.load(DY + rows64[:, None] * stride_dy + within, mask=mask, other=0.0)
+    u = tl.load(U + rows64[:, None] * stride_u + within, mask=mask, other=0.0)
+    for start in range(pid * BLOCK_N, N, step):
         rows = start + slots // BLOCK_H
         head_rows = rows * H + heads
-        row_mask = (rows < end) & head_mask
+        row_mask = (rows < N) & head_mask
         mask = row_mask[:, None] & col_mask[None, :]
         rows64 = rows.to(tl.int64)
         if not PREFETCH:
-            x = tl.load(
-                X + rows64[:, None] * stride_x + within, mask=mask, other=0.0, eviction_policy=evict
-            )
-            u = tl.load(
-                U + rows64[:, None] * stride_u + within, mask=mask, other=0.0, eviction_policy=evict
-            )
-            dy = tl.load(
-                DY + rows64[:, None] * stride_dy + within,
-                mask=mask,
-                other=0.0,
-                eviction_policy=evict,
-            )
+            x = tl.load(X + rows64[:, None] * stride_x + within, mask=mask, other=0.0)
+            dy = tl.load(DY + rows64[:, None] * stride_dy + within, mask=mask, other=0.0)
+            if not LATE_U:
+                u = tl.load(U + rows64[:, None] * stride_u + within, mask=mask, other=0.0)
         mean = tl.load(Mean + head_rows, mask=row_mask, other=0.0)
         rstd = tl.load(Rstd + head_rows, mask=row_mask, other=0.0)
-        xf, uf, dyf = x.to(tl.float32), u.to(tl.float32), dy.to(tl.float32)
+        xf, dyf, uf = x.to(tl.float32), dy.to(tl.float32), u.to(tl.float32)
         if PREFETCH:
-            nxt = rows + step
-            nmask = ((nxt < end) & head_mask)[:, None] & col_mask[None, :]
-            n64 = nxt.to(tl.int64)
-            x = tl.load(
-                X + n64[:, None] * stride_x + within, mask=nmask, other=0.0, eviction_policy=evict
-            )
-            u = tl.load(
-                U + n64[:, None] * stride_u + within, mask=nmask, other=0.0, eviction_policy=evict
-            )
-            dy = tl.load(
-                DY + n64[:, None] * stride_dy + within, mask=nmask, other=0.0, eviction_policy=evict
-            )
+            n64 = (rows + step).to(tl.int64)
+            nmask = ((rows + step < N) & head_mask)[:, None] & col_mask[None, :]
+            x = tl.load(X + n64[:, None] * stride_x + within, mask=nmask, other=0.0)
+            dy = tl.load(DY + n64[:, None] * stride_dy + within, mask=nmask, other=0.0)
+            if not LATE_U:
+                u = tl.load(U + n64[:, None] * stride_u + within, mask=nmask, other=0.0)
         xhat = tl.where(mask, (xf - mean[:, None]) * rstd[:, None], 0.0)
         du = dyf * (xhat * w[:, None] + b[:, None])
-        tl.store(DU + rows64[:, None] * stride_du + within, du.to(DU.dtype.element_ty), mask=mask,
-                 cache_modifier=store_cache)  # fmt: skip
+        tl.store(DU + rows64[:, None] * stride_du + within, du.to(DU.dtype.element_ty), mask=mask)
+        if LATE_U:
+            uf = tl.load(U + rows64[:, None] * stride_u + within, mask=mask, other=0.0)
+            uf = uf.to(tl.float32)
         dyf = dyf * uf
         wdy = w[:, None] * dyf
         c1 = tl.sum(xhat * wdy, axis=1) / D
         c2 = tl.sum(wdy, axis=1) / D
         dx = (wdy - (xhat * c1[:, None] + c2[:, None])) * rstd[:, None]
-        tl.store(DX + rows64[:, None] * stride_dx + within, dx.to(DX.dtype.element_ty), mask=mask,
-                 cache_modifier=store_cache)  # fmt: skip
-        dw += tl.sum(dyf * xhat, axis=1)
-        db += tl.sum(dyf, axis=1)
-    one_row = tl.arange(0, BLOCK_H)
-    partial = pid.to(tl.int64) * H + one_row
-    tl.store(DW_PARTIAL + partial, tl.sum(tl.reshape(dw, (BLOCK_N, BLOCK_H)), axis=0),
-             mask=one_row < H)  # fmt: skip
-    tl.store(DB_PARTIAL + partial, tl.sum(tl.reshape(db, (BLOCK_N, BLOCK_H)), axis=0),
-             mask=one_row < H)  # fmt: skip
+        tl.store(DX + rows64[:, None] * stride_dx + within, dx.to(DX.dtype.element_ty), mask=mask)
+        if PARTIALS:
+            dw += tl.sum(dyf * xhat, axis=1)
+            db += tl.sum(dyf, axis=1)
+    if PARTIALS:
+        one_row = tl.arange(0, BLOCK_H)
+        partial = pid.to(tl.int64) * H + one_row
+        tl.store(DW_PARTIAL + partial, tl.sum(tl.reshape(dw, (BLOCK_N, BLOCK_H)), axis=0),
+                 mask=one_row < H)  # fmt: skip
+        tl.store(DB_PARTIAL + partial, tl.sum(tl.reshape(db, (BLOCK_N, BLOCK_H)), axis=0),
+                 mask=one_row < H)  # fmt: skip
 
 
 def dx_calls(backend, soc: str) -> dict[str, Call]:
@@ -197,32 +173,27 @@ def dx_calls(backend, soc: str) -> dict[str, Call]:
     block_n, warps, programs = frozen["BLOCK_N"], frozen["num_warps"], frozen["NUM_PROGRAMS"]
     fns = {"port": g.port_dx(block_n, warps, programs), "upstream_dx": g.upstream()}
 
-    def variant(prefetch: bool, num_warps: int, count: int, chunked: bool = False,
-                evict: bool = False) -> Call:  # fmt: skip
+    def variant(count: int, num_warps: int = warps, **switches) -> Call:
         dx, du = torch.empty_like(g.x), torch.empty_like(g.u)
         partials = [torch.empty(count, g.h, device=g.device) for _ in "wb"]
         kernel = _dx_variant[(count,)]
+        flags = {"PREFETCH": False, "LATE_U": False, "PARTIALS": True, **switches}
         return (
             lambda: kernel(
                 dx, du, g.dy, g.x, g.u, g.w, g.b, g.mean, g.rstd, *partials, g.n, g.h, g.d,
                 dx.stride(0), du.stride(0), g.dy.stride(0), g.x.stride(0), g.u.stride(0),
-                BLOCK_N=block_n, BLOCK_H=g.bh, BLOCK_D=g.bd, PREFETCH=prefetch, EVICT=evict,
-                CHUNKED=chunked, num_warps=num_warps,
+                BLOCK_N=block_n, BLOCK_H=g.bh, BLOCK_D=g.bd, num_warps=num_warps, **flags,
             ),
             (dx, du),
         )  # fmt: skip
 
-    rows = triton.cdiv(g.n, block_n)
-    for count in (rows, rows // 4, rows // 8):
-        fns[f"port_{count}"] = g.port_dx(block_n, warps, count)
-    fns["evict"] = variant(False, warps, programs, evict=True)
-    for w in (warps, 2 * warps):
-        fns[f"prefetch_w{w}"] = variant(True, w, programs)
-    for count in (programs, 8448, 4224):
-        fns[f"chunked_{count}"] = variant(False, warps, count, chunked=True)
-        fns[f"chunked_prefetch_w{2 * warps}_{count}"] = variant(
-            True, 2 * warps, count, chunked=True
-        )
+    every_row = triton.cdiv(g.n, block_n)
+    fns[f"port_{every_row}"] = g.port_dx(block_n, warps, every_row)
+    for count in (programs, every_row):
+        fns[f"late_u_{count}"] = variant(count, LATE_U=True)
+        fns[f"no_partials_{count}"] = variant(count, PARTIALS=False)
+    fns[f"prefetch_w{2 * warps}"] = variant(programs, 2 * warps, PREFETCH=True)
+    fns[f"prefetch_late_u_w{2 * warps}"] = variant(programs, 2 * warps, PREFETCH=True, LATE_U=True)
     return fns
 
 

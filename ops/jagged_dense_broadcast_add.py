@@ -8,7 +8,10 @@ upstream's forward grid (its rows past max_seq_len are left unwritten) and keys 
 while its backward sums every row; the port computes every row whatever max_seq_len is.
 
 Both kernels move memory and nothing else, so both take a program count (`PROGRAMS`: programs per
-vector core walking the blocks, or one per block) beside their blocks.
+vector core walking the blocks, or one per block) beside their blocks. The forward also takes
+its grid (`GRID`): upstream's blocks, a sequence's row blocks up to max_seq_len, most of them
+empty where lengths are skewed (two thirds on b256_n4096_d128), or row blocks of the jagged rows,
+each row's sequence found by a binary search of the offsets and y read per row.
 """
 
 from __future__ import annotations
@@ -91,29 +94,43 @@ def _fits(tunable: str, key: str, default: Callable[[Case], Config]) -> BlockFit
 
 def _grid(tiled: str) -> Callable[[Config, Case], tuple[int]]:
     """The classic launch of a kernel, upstream's grid: per sequence, the blocks of the `tiled`
-    dimension (max_seq_len's rows by BLOCK_N, or D's columns by BLOCK_D); at most MAX_PROGRAMS
-    programs, which then walk the blocks."""
+    dimension (max_seq_len's rows by BLOCK_N, or D's columns by BLOCK_D); or, for a forward
+    config of GRID "rows", the row blocks of the jagged rows. At most MAX_PROGRAMS programs,
+    which then walk the blocks."""
     block = {"max_seq_len": "BLOCK_N", "D": "BLOCK_D"}[tiled]
 
     def grid(config: Config, case: Case) -> tuple[int]:
-        blocks = case.shape["B"] * -(-max(case.shape[tiled], 1) // config[block])
+        if by_rows(config):
+            blocks = -(-total_rows(case) // config["BLOCK_N"])
+        else:
+            blocks = case.shape["B"] * -(-max(case.shape[tiled], 1) // config[block])
         return (max(1, min(MAX_PROGRAMS, blocks)),)
 
     return grid
+
+
+def by_rows(config: Config) -> bool:
+    return config.get("GRID") == "rows"
 
 
 def _fwd_tiles(config: Config, case: Case) -> int:
     """x's tile in its dtype and in fp32 (fp32 needs no second copy); the sum and its cast take
     those buffers' places and y's row finds room beside them, a bound from below: for the 910B
     the compiler plans 99840 B for a 64 x 256 bf16 tile and 196608 B for 128 x 256, 6 B per
-    element of the tile (the compile matrix, docs/benchmarks.md)."""
-    e, bd = case.torch_dtype.itemsize, config["BLOCK_D"]
-    return config["BLOCK_N"] * bd * (e + 4 if e < 4 else 4)
+    element of the tile (the compile matrix, docs/benchmarks.md). Over row blocks y is a tile of
+    as many rows, and the search's bounds and offsets are BLOCK_N rows of int32 and int64."""
+    e, bd, bn = case.torch_dtype.itemsize, config["BLOCK_D"], config["BLOCK_N"]
+    tile = bn * bd * (e + 4 if e < 4 else 4)
+    return 2 * tile + 16 * bn if by_rows(config) else tile
 
 
 def _fwd_stream(config: Config, case: Case) -> int:
-    e = case.torch_dtype.itemsize
-    return e * config["BLOCK_D"] * (config["BLOCK_N"] + 1)
+    e, bn = case.torch_dtype.itemsize, config["BLOCK_N"]
+    return e * config["BLOCK_D"] * (2 * bn if by_rows(config) else bn + 1)
+
+
+#: The forward's grid: upstream's ("sequences", the default) or row blocks of the jagged rows.
+GRID = Tunable("GRID", ("sequences", "rows"), default="sequences")
 
 
 def _bwd_tiles(config: Config, case: Case) -> int:
@@ -136,6 +153,7 @@ FWD = KernelSpec(
         Tunable("num_stages", (1, 2), launch_option=True),
         MULTIBUFFER,
         PROGRAMS,
+        GRID,
     ),
     outputs=("out",),
     default=fwd_default,

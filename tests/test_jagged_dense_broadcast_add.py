@@ -39,6 +39,21 @@ def test_programs_walk_every_block_once(port, monkeypatch, programs):
             assert close(value, golden[name]), (kernel.name, name)
 
 
+@pytest.mark.parametrize("programs", [1, 0])
+def test_the_forward_over_row_blocks_finds_each_rows_sequence(port, monkeypatch, programs):
+    """GRID "rows": on every accuracy case (empty sequences, a single row, B = 1, a sequence
+    past max_seq_len, D over BLOCK_D), row blocks of 4 (blocks straddle sequences), one program
+    per block or walking them: the same output, bit for bit, as upstream's grid (which the
+    op's verify holds to the golden); an unstored row would stay NaN."""
+    monkeypatch.setattr(port, "MAX_PROGRAMS", 3)
+    monkeypatch.setattr(torch, "empty_like", lambda t: torch.full_like(t, float("nan")))
+    for case in SPEC.cases("accuracy"):
+        given = SPEC.make_inputs(case, torch.device("cpu"))
+        config = {**CONFIG, "GRID": "rows", "PROGRAMS": programs}
+        out = SPEC.launch("fwd", given, config)["out"]
+        assert torch.equal(out, SPEC.launch("fwd", given, CONFIG)["out"]), case.name
+
+
 def test_rows_past_max_seq_len_are_computed(port):
     """max_seq_len sizes the forward's grid only: with max_seq_len 1 every row is still done."""
     given = {**inputs(), "max_seq_len": torch.tensor(1)}

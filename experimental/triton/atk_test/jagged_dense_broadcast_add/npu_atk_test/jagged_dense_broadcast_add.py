@@ -7,8 +7,9 @@
 # out[rows of b] = x[rows of b] + y[b]. The backward is upstream's: dx = dout itself, and
 # dy[b] = the rows of dout in sequence b summed (its jagged_reduce_sum). Differences from
 # upstream: a program count (PROGRAMS programs per core walking the blocks, or one per block, at
-# most 32768: an Ascend launch takes at most 65535 blocks), a 1-D grid in upstream's block order;
-# every row is computed, also those of a sequence longer than max_seq_len (upstream leaves them
+# most 32768: an Ascend launch takes at most 65535 blocks), a 1-D grid in upstream's block order
+# or (GRID "rows") over row blocks of the jagged rows, each row's sequence found by a binary
+# search of the offsets, so that no block is empty; every row is computed, also those of a sequence longer than max_seq_len (upstream leaves them
 # unwritten); the sum takes BLOCK_N rows a step (upstream: one); the add in fp32; the config
 # passed per launch from the frozen configs below (upstream: Triton's autotuner for the forward).
 """Triton port of jagged_dense_broadcast_add: its forward and its backward's reduce-sum."""
@@ -28,12 +29,27 @@ MAX_PROGRAMS = 32768
 
 @triton.jit
 def _jagged_dense_add_kernel(
+    offsets_ptr, x_ptr, y_ptr, out_ptr, max_seq_len, batch, total_rows, D, num_programs,
+    search_steps, stride_xn, stride_yb, stride_on, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
+    BY_ROWS: tl.constexpr,
+):  # fmt: skip
+    """out[rows of b] = x[rows of b] + y[b]: x and out [sum_L, D] jagged, y [B, D]; over
+    upstream's blocks (sequences by max_seq_len's row blocks) or, BY_ROWS, over row blocks of
+    the jagged rows."""
+    if BY_ROWS:
+        _add_by_rows(offsets_ptr, x_ptr, y_ptr, out_ptr, batch, total_rows, D, num_programs,
+                     search_steps, stride_xn, stride_yb, stride_on, BLOCK_N, BLOCK_D)  # fmt: skip
+    else:
+        _add_by_sequences(offsets_ptr, x_ptr, y_ptr, out_ptr, max_seq_len, batch, D,
+                          num_programs, stride_xn, stride_yb, stride_on, BLOCK_N, BLOCK_D)  # fmt: skip
+
+
+@triton.jit
+def _add_by_sequences(
     offsets_ptr, x_ptr, y_ptr, out_ptr, max_seq_len, batch, D, num_programs,
     stride_xn, stride_yb, stride_on, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
 ):  # fmt: skip
-    """out[rows of b] = x[rows of b] + y[b]: x and out [sum_L, D] jagged, y [B, D].
-
-    The blocks are upstream's grid in its launch order (sequences, then the row blocks of
+    """The blocks are upstream's grid in its launch order (sequences, then the row blocks of
     max_seq_len), each all of D, BLOCK_D columns at a time; a block's program also does the row
     blocks max_seq_len rows further on of a sequence longer than max_seq_len."""
     pid = tl.program_id(0)
@@ -58,6 +74,39 @@ def _jagged_dense_add_kernel(
                 y = tl.load(y_row + cols, mask=mask_d, other=0.0).to(tl.float32)
                 tl.store(out_rows + cols[None, :], (x + y[None, :]).to(out_ptr.dtype.element_ty),
                          mask=mask)  # fmt: skip
+
+
+@triton.jit
+def _add_by_rows(
+    offsets_ptr, x_ptr, y_ptr, out_ptr, batch, total_rows, D, num_programs, search_steps,
+    stride_xn, stride_yb, stride_on, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
+):  # fmt: skip
+    """The blocks are BLOCK_N consecutive rows of x, none empty whatever the lengths; a row's
+    sequence is the last b with offsets[b] <= row, found by halving [0, B) search_steps =
+    ceil(log2(B)) times (B + 1 offsets, loads that stay in cache), and y is read per row."""
+    pid = tl.program_id(0)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, BLOCK_D)
+    for start in range(pid * BLOCK_N, total_rows, num_programs * BLOCK_N):
+        rows = start + offs_n
+        mask_n = rows < total_rows
+        low = tl.zeros([BLOCK_N], dtype=tl.int32)
+        high = tl.zeros([BLOCK_N], dtype=tl.int32) + batch
+        for _ in range(search_steps):
+            mid = (low + high) // 2
+            below = tl.load(offsets_ptr + mid) <= rows
+            low = tl.where(below, mid, low)
+            high = tl.where(below, high, mid)
+        rows64 = rows.to(tl.int64)
+        x_rows = x_ptr + rows64[:, None] * stride_xn
+        out_rows = out_ptr + rows64[:, None] * stride_on
+        y_rows = y_ptr + low.to(tl.int64)[:, None] * stride_yb
+        for first in range(0, D, BLOCK_D):
+            cols = first + offs_d
+            mask = mask_n[:, None] & (cols < D)[None, :]
+            x = tl.load(x_rows + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+            y = tl.load(y_rows + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+            tl.store(out_rows + cols[None, :], (x + y).to(out_ptr.dtype.element_ty), mask=mask)
 
 
 @triton.jit
@@ -446,22 +495,33 @@ def _check_inputs(x, y, offsets, dout=None):
     _check_offsets(offsets, x.size(0))
 
 
+def _fwd_config(config, shape, tensor):
+    """(constexpr blocks, launch options, programs, BY_ROWS) of the given or picked config:
+    GRID "rows" runs the forward over row blocks of the jagged rows, "sequences" (a config that
+    names none) over upstream's grid."""
+    if config is None:
+        dtype = _DTYPE_NAMES.get(tensor.dtype, str(tensor.dtype))
+        config = _pick_config("fwd", shape, dtype, tensor.device, default_config("fwd", shape))
+    return (*_programs_config("fwd", config, shape, tensor), config.get("GRID") == "rows")
+
+
 def jagged_dense_broadcast_add_fwd(x, y, offsets, max_seq_len, *, config=None, check=False):
     """x [sum_L, D] jagged + y [B, D], each row plus its sequence's row of y -> [sum_L, D]."""
     if _checked(check):
         _check_inputs(x, y, offsets)
     x, y = x.contiguous(), y.contiguous()
     batch, d = y.shape
-    blocks, options, programs = _programs_config("fwd", config, _shape(batch, max_seq_len, d), x)
+    blocks, options, programs, by_rows = _fwd_config(config, _shape(batch, max_seq_len, d), x)
     out = torch.empty_like(x)
     if out.numel() == 0:
         return out
-    rows = max(int(max_seq_len), 1)  # the grid's row blocks per sequence (at least one)
-    tiles = batch * triton.cdiv(rows, blocks["BLOCK_N"])
+    rows = max(int(max_seq_len), 1)  # upstream's grid: row blocks per sequence (at least one)
+    per_block = blocks["BLOCK_N"]
+    tiles = triton.cdiv(x.size(0), per_block) if by_rows else batch * triton.cdiv(rows, per_block)
     grid = _grid(min(tiles, MAX_PROGRAMS), programs, x.device)
     _jagged_dense_add_kernel[grid](
-        offsets, x, y, out, rows, batch, d, grid[0], x.stride(0), y.stride(0), out.stride(0),
-        **blocks, **options,
+        offsets, x, y, out, rows, batch, x.size(0), d, grid[0], (batch - 1).bit_length(),
+        x.stride(0), y.stride(0), out.stride(0), BY_ROWS=by_rows, **blocks, **options,
     )  # fmt: skip
     return out
 
