@@ -203,8 +203,9 @@ FROZEN_CONFIGS = {
                     "BLOCK_N": 16,
                     "BLOCK_D": 128,
                     "num_warps": 2,
-                    "num_stages": 1,
+                    "num_stages": 2,
                     "PROGRAMS": 0,
+                    "GRID": "sequences",
                 },
             },
             {
@@ -212,11 +213,12 @@ FROZEN_CONFIGS = {
                 "dtype": "bfloat16",
                 "shape": {"B": 2048, "max_seq_len": 1024, "D": 256},
                 "config": {
-                    "BLOCK_N": 16,
+                    "BLOCK_N": 8,
                     "BLOCK_D": 128,
                     "num_warps": 2,
                     "num_stages": 1,
                     "PROGRAMS": 0,
+                    "GRID": "rows",
                 },
             },
             {
@@ -226,9 +228,10 @@ FROZEN_CONFIGS = {
                 "config": {
                     "BLOCK_N": 16,
                     "BLOCK_D": 64,
-                    "num_warps": 2,
+                    "num_warps": 4,
                     "num_stages": 1,
                     "PROGRAMS": 0,
+                    "GRID": "rows",
                 },
             },
             {
@@ -241,6 +244,7 @@ FROZEN_CONFIGS = {
                     "num_warps": 2,
                     "num_stages": 1,
                     "PROGRAMS": 0,
+                    "GRID": "sequences",
                 },
             },
         ],
