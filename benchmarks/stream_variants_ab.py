@@ -27,6 +27,7 @@ import argparse
 import statistics
 import subprocess
 
+import group_norm_bwd_ab
 import torch
 import triton
 import triton.language as tl
@@ -97,11 +98,13 @@ def _dx_variant(
     DX, DU, DY, X, U, W, B, Mean, Rstd, DW_PARTIAL, DB_PARTIAL, N, H, D,
     stride_dx, stride_du, stride_dy, stride_x, stride_u,
     BLOCK_N: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_D: tl.constexpr,
-    PREFETCH: tl.constexpr, LATE_U: tl.constexpr, PARTIALS: tl.constexpr,
+    PREFETCH: tl.constexpr, LATE_U: tl.constexpr, PARTIALS: tl.constexpr, LOCKS: tl.constexpr,
 ):  # fmt: skip
     """The port's bwd_dx without dropout (the performance cases' p = 0), with the switches:
     `PREFETCH` loads the next row block before computing this one; `LATE_U` loads u after du
-    is stored (upstream's order); `PARTIALS` False leaves the weight sums out (a diagnostic)."""
+    is stored (upstream's order); `PARTIALS` what becomes of a program's weight sums: "store"
+    (the port: one partial row a program), "atomic" (upstream: added to lock row pid % LOCKS),
+    "none" (left out, a diagnostic)."""
     pid = tl.program_id(0)
     slots = tl.arange(0, BLOCK_N * BLOCK_H)
     heads = slots % BLOCK_H
@@ -153,10 +156,17 @@ def _dx_variant(
         c2 = tl.sum(wdy, axis=1) / D
         dx = (wdy - (xhat * c1[:, None] + c2[:, None])) * rstd[:, None]
         tl.store(DX + rows64[:, None] * stride_dx + within, dx.to(DX.dtype.element_ty), mask=mask)
-        if PARTIALS:
+        if PARTIALS != "none":
             dw += tl.sum(dyf * xhat, axis=1)
             db += tl.sum(dyf, axis=1)
-    if PARTIALS:
+    if PARTIALS == "atomic":
+        one_row = tl.arange(0, BLOCK_H)
+        lock = (pid % LOCKS).to(tl.int64) * H + one_row
+        tl.atomic_add(DW_PARTIAL + lock, tl.sum(tl.reshape(dw, (BLOCK_N, BLOCK_H)), axis=0),
+                      mask=one_row < H, sem="relaxed")  # fmt: skip
+        tl.atomic_add(DB_PARTIAL + lock, tl.sum(tl.reshape(db, (BLOCK_N, BLOCK_H)), axis=0),
+                      mask=one_row < H, sem="relaxed")  # fmt: skip
+    if PARTIALS == "store":
         one_row = tl.arange(0, BLOCK_H)
         partial = pid.to(tl.int64) * H + one_row
         tl.store(DW_PARTIAL + partial, tl.sum(tl.reshape(dw, (BLOCK_N, BLOCK_H)), axis=0),
@@ -165,7 +175,7 @@ def _dx_variant(
                  mask=one_row < H)  # fmt: skip
 
 
-def dx_calls(backend, soc: str) -> dict[str, Call]:
+def dx_calls(backend, soc: str) -> tuple[dict[str, Call], GroupNormDx]:
     case = case_of(GroupNormDx.op, GN_CASE)
     g = GroupNormDx(case, backend.device)
     assert g.ratio == 0.0 or not g.training, "the variant leaves dropout out"
@@ -173,28 +183,33 @@ def dx_calls(backend, soc: str) -> dict[str, Call]:
     block_n, warps, programs = frozen["BLOCK_N"], frozen["num_warps"], frozen["NUM_PROGRAMS"]
     fns = {"port": g.port_dx(block_n, warps, programs), "upstream_dx": g.upstream()}
 
-    def variant(count: int, num_warps: int = warps, **switches) -> Call:
+    def variant(count: int, num_warps: int = warps, rows: int = block_n, **switches) -> Call:
         dx, du = torch.empty_like(g.x), torch.empty_like(g.u)
-        partials = [torch.empty(count, g.h, device=g.device) for _ in "wb"]
+        flags = {"PREFETCH": False, "LATE_U": False, "PARTIALS": "store", "LOCKS": 2048, **switches}
+        slots = min(count, flags["LOCKS"]) if flags["PARTIALS"] == "atomic" else count
+        partials = [torch.zeros(slots, g.h, device=g.device) for _ in "wb"]
         kernel = _dx_variant[(count,)]
-        flags = {"PREFETCH": False, "LATE_U": False, "PARTIALS": True, **switches}
         return (
             lambda: kernel(
                 dx, du, g.dy, g.x, g.u, g.w, g.b, g.mean, g.rstd, *partials, g.n, g.h, g.d,
                 dx.stride(0), du.stride(0), g.dy.stride(0), g.x.stride(0), g.u.stride(0),
-                BLOCK_N=block_n, BLOCK_H=g.bh, BLOCK_D=g.bd, num_warps=num_warps, **flags,
+                BLOCK_N=rows, BLOCK_H=g.bh, BLOCK_D=g.bd, num_warps=num_warps, **flags,
             ),
             (dx, du),
         )  # fmt: skip
 
     every_row = triton.cdiv(g.n, block_n)
-    fns[f"port_{every_row}"] = g.port_dx(block_n, warps, every_row)
-    for count in (programs, every_row):
-        fns[f"late_u_{count}"] = variant(count, LATE_U=True)
-        fns[f"no_partials_{count}"] = variant(count, PARTIALS=False)
-    fns[f"prefetch_w{2 * warps}"] = variant(programs, 2 * warps, PREFETCH=True)
+    for count in (every_row, programs):
+        fns[f"late_u_none_{count}"] = variant(count, LATE_U=True, PARTIALS="none")
+        fns[f"late_u_atomic_{count}"] = variant(count, LATE_U=True, PARTIALS="atomic")
+    fns[f"late_u_store_{every_row}"] = variant(every_row, LATE_U=True)
+    for rows, num_warps in ((2, 1), (4, 1), (4, 2), (8, 2)):
+        count = triton.cdiv(g.n, rows)
+        for partials in ("store", "atomic"):
+            name = f"late_u_{partials}_rows{rows}_w{num_warps}_{count}"
+            fns[name] = variant(count, num_warps, rows, LATE_U=True, PARTIALS=partials)
     fns[f"prefetch_late_u_w{2 * warps}"] = variant(programs, 2 * warps, PREFETCH=True, LATE_U=True)
-    return fns
+    return fns, g
 
 
 @triton.jit
@@ -277,11 +292,18 @@ def main() -> None:
     if "parts" in args.only:
         parts(backend, args.rounds, args.reps)
     if "dx" in args.only:
-        fns = dx_calls(backend, args.soc)
-        print(
-            f"group_norm_mul_dropout {GN_CASE} bwd_dx: {ab_line(backend, fns, args.rounds, args.reps)}"
-        )
+        fns, g = dx_calls(backend, args.soc)
+        for name, (fn, _) in fns.items():
+            compiled = fn()
+            print(f"# {name}: {compiled.n_regs} registers, {compiled.n_spills} spills a thread")
+        line = ab_line(backend, fns, args.rounds, args.reps)
+        print(f"group_norm_mul_dropout {GN_CASE} bwd_dx: {line}", flush=True)
         del fns
+        counts = [g.n // rows for rows in (1, 2, 4, 8, 32)]
+        sums = group_norm_bwd_ab.sums(g, case_of(g.op, GN_CASE), args.soc, counts)
+        line = ab_line(backend, sums, args.rounds, args.reps, reference="upstream_dw")
+        print(f"group_norm_mul_dropout {GN_CASE} sums: {line}", flush=True)
+        del g, sums
         torch.cuda.empty_cache()
     if "rows" in args.only:
         fns = rows_calls(backend, args.soc)
