@@ -8,9 +8,9 @@
 # head; here the row kernels run NUM_PROGRAMS programs over tiles of BLOCK_N rows of every head
 # (an Ascend launch takes at most 65535 blocks), a tile's head rows normalised as a LayerNorm's
 # rows, and dx/du keeps its weight gradients in registers and stores one partial row a program
-# (PARTIALS "rows", deterministic) or, as upstream, adds them atomically into lock rows
-# (PARTIALS "atomic"; NUM_PROGRAMS 0 launches a program per row block, GPUs only: an Ascend
-# launch takes at most 65535 blocks); it loads u after storing du, upstream's order. The dropout numbers are upstream's: tl.rand(seed, (row * H + head) * D + col),
+# (deterministic) or, at NUM_PROGRAMS 0 (upstream's launch, a program per row block: GPUs only,
+# an Ascend launch takes at most 65535 blocks), adds them atomically into upstream's lock rows;
+# it loads u after storing du, upstream's order. The dropout numbers are upstream's: tl.rand(seed, (row * H + head) * D + col),
 # int32 offsets, so the mask does not depend on the config.
 """Triton port of group_norm_mul_dropout: y = dropout((GN(x) * weight[h] + bias[h]) * u) per row
 of [N, H * D] (H heads of D), and its backward (dx, du; dweight and dbias from partial rows)."""
@@ -502,20 +502,17 @@ def _lock_rows(n, h, d):
 def group_norm_mul_dropout_bwd_dx(
     dy, x, u, weight, bias, mean, rstd, dropout_ratio, training, seed, *, config=None
 ):
-    """(dx, du, dw partial rows, db partial rows): fp32 [H] rows, one a program (PARTIALS
-    "rows") or upstream's lock rows, each the atomic sum of the programs pid % locks ("atomic":
-    the order of those adds, so the sums' last bits, vary from run to run); the dropout mask
-    drawn again from `seed`, as the forward drew it."""
+    """(dx, du, dw partial rows, db partial rows): fp32 [H] rows, one a program, or at
+    NUM_PROGRAMS 0 (a program per row block) upstream's lock rows, each the atomic sum of the
+    programs pid % locks (the order of those adds, so the sums' last bits, vary from run to
+    run); the dropout mask drawn again from `seed`, as the forward drew it."""
     x, u, dy = x.contiguous(), u.contiguous(), dy.contiguous()
     shape = _shape(x, weight)
     n, h, d = shape["N"], shape["H"], shape["D"]
-    if config is None:
-        dtype = _DTYPE_NAMES.get(x.dtype, str(x.dtype))
-        config = _pick_config("bwd_dx", shape, dtype, x.device, default_config("bwd_dx", shape))
     blocks, options, programs = _launch_config("bwd_dx", config, shape, x)
+    atomic = programs == 0
     row_blocks = triton.cdiv(n, blocks["BLOCK_N"])
-    programs = max(1, min(programs or row_blocks, row_blocks))  # NUM_PROGRAMS 0: one a block
-    atomic = config.get("PARTIALS") == "atomic"
+    programs = max(1, min(programs or row_blocks, row_blocks))
     locks = _lock_rows(n, h, d) if atomic else programs
     dx = torch.empty_like(x)
     du = torch.empty_like(u)
