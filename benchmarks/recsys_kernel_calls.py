@@ -60,8 +60,7 @@ class GroupNormDx:
         )  # fmt: skip
 
     def port_dx(self, block_n: int, num_warps: int, programs: int) -> Call:
-        """The port's bwd_dx at `programs` programs of `block_n` rows (one partial row each,
-        PARTIALS "rows")."""
+        """The port's bwd_dx at `programs` programs of `block_n` rows (one partial row each)."""
         dx, du = torch.empty_like(self.x), torch.empty_like(self.u)
         partials = [torch.empty(programs, self.h, device=self.device) for _ in "wb"]
         kernel = self.port._group_norm_mul_dropout_bwd_dx_du_kernel[(programs,)]
@@ -69,9 +68,8 @@ class GroupNormDx:
             lambda: kernel(
                 dx, du, self.dy, self.x, self.u, self.w, self.b, self.mean, self.rstd, *partials,
                 self.n, self.h, self.d, self.seed, self.ratio, dx.stride(0), du.stride(0),
-                self.dy.stride(0), self.x.stride(0), self.u.stride(0), programs,
-                BLOCK_N=block_n, BLOCK_H=self.bh, BLOCK_D=self.bd, TRAINING=self.training,
-                ATOMIC=False, num_warps=num_warps,
+                self.dy.stride(0), self.x.stride(0), self.u.stride(0), BLOCK_N=block_n,
+                BLOCK_H=self.bh, BLOCK_D=self.bd, TRAINING=self.training, num_warps=num_warps,
             ),
             (dx, du),
         )  # fmt: skip

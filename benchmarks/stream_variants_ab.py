@@ -99,8 +99,10 @@ def _dx_variant(
     stride_dx, stride_du, stride_dy, stride_x, stride_u,
     BLOCK_N: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_D: tl.constexpr,
     PREFETCH: tl.constexpr, LATE_U: tl.constexpr, PARTIALS: tl.constexpr, LOCKS: tl.constexpr,
+    TRAINING: tl.constexpr = False, seed=0, dropout_ratio=0.0,
 ):  # fmt: skip
-    """The port's bwd_dx without dropout (the performance cases' p = 0), with the switches:
+    """The port's bwd_dx, with the switches (`TRAINING`: the dropout numbers drawn as the port
+    draws them, what the op's cases run; before 2026-12-03's c5 the variants left them out):
     `PREFETCH` loads the next row block before computing this one; `LATE_U` loads u after du
     is stored (upstream's order); `PARTIALS` what becomes of a program's weight sums: "store"
     (the port: one partial row a program), "atomic" (upstream: added to lock row pid % LOCKS),
@@ -137,6 +139,10 @@ def _dx_variant(
         mean = tl.load(Mean + head_rows, mask=row_mask, other=0.0)
         rstd = tl.load(Rstd + head_rows, mask=row_mask, other=0.0)
         xf, dyf, uf = x.to(tl.float32), dy.to(tl.float32), u.to(tl.float32)
+        if TRAINING:
+            random = tl.rand(seed, head_rows[:, None] * D + cols[None, :])
+            keep = (random > dropout_ratio) | (dropout_ratio == 0.0)
+            dyf = tl.where(keep, dyf / (1.0 - dropout_ratio), 0.0)
         if PREFETCH:
             n64 = (rows + step).to(tl.int64)
             nmask = ((rows + step < N) & head_mask)[:, None] & col_mask[None, :]
@@ -178,7 +184,6 @@ def _dx_variant(
 def dx_calls(backend, soc: str) -> tuple[dict[str, Call], GroupNormDx]:
     case = case_of(GroupNormDx.op, GN_CASE)
     g = GroupNormDx(case, backend.device)
-    assert g.ratio == 0.0 or not g.training, "the variant leaves dropout out"
     frozen = frozen_config(g.op, soc, "bwd_dx", case.name)
     block_n, warps, programs = frozen["BLOCK_N"], frozen["num_warps"], frozen["NUM_PROGRAMS"]
     fns = {"port": g.port_dx(block_n, warps, programs), "upstream_dx": g.upstream()}
@@ -199,16 +204,18 @@ def dx_calls(backend, soc: str) -> tuple[dict[str, Call], GroupNormDx]:
         )  # fmt: skip
 
     every_row = triton.cdiv(g.n, block_n)
-    for count in (every_row, programs):
-        fns[f"late_u_none_{count}"] = variant(count, LATE_U=True, PARTIALS="none")
-        fns[f"late_u_atomic_{count}"] = variant(count, LATE_U=True, PARTIALS="atomic")
-    fns[f"late_u_store_{every_row}"] = variant(every_row, LATE_U=True)
-    for rows, num_warps in ((2, 1), (4, 1), (4, 2), (8, 2)):
+    drawn = {"TRAINING": g.training, "seed": g.seed, "dropout_ratio": g.ratio}
+    for count in (programs, every_row):
+        fns[f"late_u_rows_{count}"] = variant(count, LATE_U=True, **drawn)
+        fns[f"late_u_atomic_{count}"] = variant(count, LATE_U=True, PARTIALS="atomic", **drawn)
+        fns[f"late_u_atomic_{count}_undrawn"] = variant(count, LATE_U=True, PARTIALS="atomic")
+    for rows, num_warps in ((2, 1), (4, 2)):
         count = triton.cdiv(g.n, rows)
-        for partials in ("store", "atomic"):
-            name = f"late_u_{partials}_rows{rows}_w{num_warps}_{count}"
-            fns[name] = variant(count, num_warps, rows, LATE_U=True, PARTIALS=partials)
-    fns[f"prefetch_late_u_w{2 * warps}"] = variant(programs, 2 * warps, PREFETCH=True, LATE_U=True)
+        name = f"late_u_atomic_rows{rows}_w{num_warps}_{count}"
+        fns[name] = variant(count, num_warps, rows, LATE_U=True, PARTIALS="atomic", **drawn)
+    fns[f"late_u_atomic_w2_{every_row}"] = variant(
+        every_row, 2, LATE_U=True, PARTIALS="atomic", **drawn
+    )
     return fns, g
 
 
@@ -280,8 +287,8 @@ def rows_calls(backend, soc: str) -> dict[str, Call]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--soc", required=True, help="a GPU soc (H200)")
-    parser.add_argument("--only", nargs="+", choices=("parts", "dx", "rows"),
-                        default=["parts", "dx", "rows"])  # fmt: skip
+    parser.add_argument("--only", nargs="+", choices=("parts", "dx", "sums", "rows"),
+                        default=["parts", "dx", "sums", "rows"])  # fmt: skip
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--reps", type=int, default=5)
     args = parser.parse_args()
@@ -299,6 +306,8 @@ def main() -> None:
         line = ab_line(backend, fns, args.rounds, args.reps)
         print(f"group_norm_mul_dropout {GN_CASE} bwd_dx: {line}", flush=True)
         del fns
+    if "sums" in args.only:
+        g = GroupNormDx(case_of(GroupNormDx.op, GN_CASE), backend.device)
         counts = [g.n // rows for rows in (1, 2, 4, 8, 32)]
         sums = group_norm_bwd_ab.sums(g, case_of(g.op, GN_CASE), args.soc, counts)
         line = ab_line(backend, sums, args.rounds, args.reps, reference="upstream_dw")

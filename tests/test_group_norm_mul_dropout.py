@@ -76,19 +76,3 @@ def test_each_program_leaves_one_partial_row(port, monkeypatch, programs):
     _, _, dw, db = port.group_norm_mul_dropout_bwd_dx(*args, 0.0, True, 1, config=config)
     assert dw.shape == db.shape == (programs, 3)
     assert close(dw.sum(0), golden["dweight"]) and close(db.sum(0), golden["dbias"])
-
-
-def test_a_program_per_row_block_adds_into_upstreams_lock_rows(port, monkeypatch):
-    """NUM_PROGRAMS 0: a program per row block (37 rows of 4: 10), each adding its sums into
-    lock row pid % locks, which start at zero (min(N, upstream's GROUP_N) of them, here 3). The
-    rows still sum to the gradients, and dx, du are the golden's."""
-    monkeypatch.setattr(port, "_lock_rows", lambda n, h, d: 3)
-    given = inputs()
-    golden = SPEC.reference(given)
-    state = SPEC.kernel_inputs("bwd_dx", given, golden)
-    config = {"BLOCK_N": 4, "NUM_PROGRAMS": 0}
-    args = (state[k] for k in ("dy", "x", "u", "weight", "bias", "mean", "rstd"))
-    dx, du, dw, db = port.group_norm_mul_dropout_bwd_dx(*args, 0.0, True, 1, config=config)
-    assert dw.shape == db.shape == (3, 3)
-    assert close(dw.sum(0), golden["dweight"]) and close(db.sum(0), golden["dbias"])
-    assert close(dx, golden["dx"]) and close(du, golden["du"])
