@@ -36,11 +36,13 @@ OP = BroadcastAddFwd.op
 
 @triton.jit
 def _variant_kernel(
-    offsets_ptr, x_ptr, y_ptr, out_ptr, max_seq_len, batch, D, num_programs,
-    stride_xn, stride_yb, stride_on, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
-    SEQ_BASE: tl.constexpr, PLAIN: tl.constexpr,
+    offsets_ptr, x_ptr, y_ptr, out_ptr, max_seq_len, batch, total_rows, D, num_programs,
+    search_steps, stride_xn, stride_yb, stride_on, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
+    BY_ROWS: tl.constexpr, SEQ_BASE: tl.constexpr, PLAIN: tl.constexpr,
 ):  # fmt: skip
-    """The port's kernel with the two switches of the module's docstring."""
+    """The port's kernel over upstream's grid (its form at 111eaf0, where this A/B ran; the
+    port's signature since 59fee74, whose row-block form, total_rows, search_steps and BY_ROWS,
+    the variants do not take) with the two switches of the module's docstring."""
     pid = tl.program_id(0)
     tiles_n = tl.cdiv(max_seq_len, BLOCK_N)
     offs_n = tl.arange(0, BLOCK_N)

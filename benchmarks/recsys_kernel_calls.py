@@ -7,7 +7,8 @@ into buffers of their own, no allocation or fill in the timed call.
   program, its lock rows zeroed once, outside the timed calls) and the port's row kernel.
 - `BroadcastAddFwd`: jagged_dense_broadcast_add's forward inputs, upstream's
   `jagged_dense_broadcast_add_kernel` at the config its `triton.autotune` picks in this process
-  (printed), and a launch of a kernel with the port's signature, capped as the port launches.
+  (printed), and a launch of a kernel with the port's signature (upstream's grid or, for a
+  config of GRID "rows", row blocks of the jagged rows), capped as the port launches.
 """
 
 from __future__ import annotations
@@ -115,16 +116,23 @@ class BroadcastAddFwd:
         )  # fmt: skip
 
     def launch(self, kernel, config: Config, capped: bool = True, **constexprs) -> Call:
-        """`kernel` (the port's signature) at `config`: one program a tile, at most CAP
-        programs when `capped` (as the port launches), the others looping."""
+        """`kernel` (the port's signature) at `config`: one program a block (upstream's grid,
+        or row blocks of the jagged rows for GRID "rows"), at most CAP programs when `capped`
+        (as the port launches), the others looping."""
         out, (x, y) = torch.empty_like(self.x), (self.x, self.y)
-        tiles = self.batch * triton.cdiv(self.msl, config["BLOCK_N"])
+        by_rows = config.get("GRID") == "rows"
+        if by_rows:
+            tiles = triton.cdiv(x.size(0), config["BLOCK_N"])
+        else:
+            tiles = self.batch * triton.cdiv(self.msl, config["BLOCK_N"])
         programs = min(tiles, CAP) if capped else tiles
+        steps = (self.batch - 1).bit_length()
         return (
             lambda: kernel[(programs,)](
-                self.offsets, x, y, out, self.msl, self.batch, y.size(1), programs, x.stride(0),
-                y.stride(0), out.stride(0), BLOCK_N=config["BLOCK_N"], BLOCK_D=config["BLOCK_D"],
-                num_warps=config["num_warps"], num_stages=config["num_stages"], **constexprs,
+                self.offsets, x, y, out, self.msl, self.batch, x.size(0), y.size(1), programs,
+                steps, x.stride(0), y.stride(0), out.stride(0), BLOCK_N=config["BLOCK_N"],
+                BLOCK_D=config["BLOCK_D"], BY_ROWS=by_rows, num_warps=config["num_warps"],
+                num_stages=config["num_stages"], **constexprs,
             ),
             (out,),
         )  # fmt: skip

@@ -15,7 +15,9 @@ kernels stream closer to it, and where do upstream's fast baseline rounds come f
   [sum_L, D] values, each row's sequence found by a binary search over the offsets) instead of
   upstream's grid over (sequence, max_seq_len's row blocks), two thirds of whose blocks are
   empty on this case; at several configs, against the port's frozen kernel and upstream's
-  autotuned one.
+  autotuned one. The port has the row-block form since 59fee74 (`GRID` "rows"); at 05e5f29 and
+  37dd417, where c1 and c2 ran, it was this script's own kernel, with an `EVICT` switch
+  (evict-first loads, streaming stores), which lost.
 
     AUTOTUNE_RECSYS_EXAMPLES=/path/to/recsys-examples python benchmarks/stream_variants_ab.py \\
         --soc H200 --only parts dx rows
@@ -32,7 +34,7 @@ import torch
 import triton
 import triton.language as tl
 from interleaved_ab import Call, ab_line
-from recsys_kernel_calls import CAP, BroadcastAddFwd, GroupNormDx
+from recsys_kernel_calls import BroadcastAddFwd, GroupNormDx
 
 from autotuner.backends import get_backend
 from autotuner.search.settle import frozen_config
@@ -219,68 +221,19 @@ def dx_calls(backend, soc: str) -> tuple[dict[str, Call], GroupNormDx]:
     return fns, g
 
 
-@triton.jit
-def _rows_kernel(
-    offsets_ptr, x_ptr, y_ptr, out_ptr, rows_total, batch, D, num_programs, steps,
-    stride_xn, stride_yb, stride_on, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
-    EVICT: tl.constexpr,
-):  # fmt: skip
-    """out[r] = x[r] + y[sequence of r] over row blocks of the jagged rows; a row's sequence is
-    the last b with offsets[b] <= r (`steps` = ceil(log2(batch)) halvings of [0, batch))."""
-    pid = tl.program_id(0)
-    offs_n = tl.arange(0, BLOCK_N)
-    offs_d = tl.arange(0, BLOCK_D)
-    evict: tl.constexpr = "evict_first" if EVICT else ""
-    store_cache: tl.constexpr = ".cs" if EVICT else ""
-    for start in range(pid * BLOCK_N, rows_total, num_programs * BLOCK_N):
-        rows = start + offs_n
-        mask_n = rows < rows_total
-        lo = tl.zeros([BLOCK_N], dtype=tl.int32)
-        hi = tl.zeros([BLOCK_N], dtype=tl.int32) + batch
-        for _ in range(steps):
-            mid = (lo + hi) // 2
-            below = tl.load(offsets_ptr + mid) <= rows
-            lo = tl.where(below, mid, lo)
-            hi = tl.where(below, hi, mid)
-        rows64 = rows.to(tl.int64)
-        x_rows = x_ptr + rows64[:, None] * stride_xn
-        out_rows = out_ptr + rows64[:, None] * stride_on
-        y_rows = y_ptr + lo.to(tl.int64)[:, None] * stride_yb
-        for first in range(0, D, BLOCK_D):
-            cols = first + offs_d
-            mask = mask_n[:, None] & (cols < D)[None, :]
-            x = tl.load(x_rows + cols[None, :], mask=mask, other=0.0, eviction_policy=evict)
-            y = tl.load(y_rows + cols[None, :], mask=mask, other=0.0)
-            out = (x.to(tl.float32) + y.to(tl.float32)).to(out_ptr.dtype.element_ty)
-            tl.store(out_rows + cols[None, :], out, mask=mask, cache_modifier=store_cache)
-
-
 def rows_calls(backend, soc: str) -> dict[str, Call]:
+    """The port's forward at its frozen config, at upstream's pick, and over row blocks (GRID
+    "rows") at several tiles; upstream's kernel at its pick."""
     case = case_of(BroadcastAddFwd.op, BA_CASE)
     a = BroadcastAddFwd(case, backend.device)
+    kernel = a.port._jagged_dense_add_kernel
     frozen = frozen_config(a.op, soc, "fwd", case.name)
-    fns = {"port": a.launch(a.port._jagged_dense_add_kernel, frozen), "upstream": a.upstream()}
-    fns["port_at_upstream_pick"] = a.launch(a.port._jagged_dense_add_kernel, a.picked)
-    total, d = a.x.size(0), a.y.size(1)
-    steps = (a.batch - 1).bit_length()
-
-    def by_rows(block_n: int, block_d: int, num_warps: int, evict: bool, cap: int = CAP) -> Call:
-        out = torch.empty_like(a.x)
-        programs = min(triton.cdiv(total, block_n), cap)
-        kernel = _rows_kernel[(programs,)]
-        return (
-            lambda: kernel(
-                a.offsets, a.x, a.y, out, total, a.batch, d, programs, steps, a.x.stride(0),
-                a.y.stride(0), out.stride(0), BLOCK_N=block_n, BLOCK_D=block_d, EVICT=evict,
-                num_warps=num_warps,
-            ),
-            (out,),
-        )  # fmt: skip
-
-    for block_n, block_d, warps in ((16, 64, 2), (16, 64, 1), (8, 64, 1), (8, 64, 2), (32, 64, 2),
-                                     (32, 64, 4), (16, 32, 1), (8, 128, 2), (16, 128, 2)):  # fmt: skip
-        fns[f"rows_{block_n}x{block_d}_w{warps}"] = by_rows(block_n, block_d, warps, False)
-    fns["rows_16x64_w2_evict"] = by_rows(16, 64, 2, True)
+    fns = {"port": a.launch(kernel, frozen), "upstream": a.upstream()}
+    fns["port_at_upstream_pick"] = a.launch(kernel, {**a.picked, "GRID": "sequences"})
+    for block_n, block_d, warps in ((16, 64, 2), (16, 64, 4), (8, 64, 1), (8, 64, 2), (32, 64, 2),
+                                     (16, 32, 1), (8, 128, 2), (16, 128, 2)):  # fmt: skip
+        config = {"BLOCK_N": block_n, "BLOCK_D": block_d, "num_warps": warps, "num_stages": 1}
+        fns[f"rows_{block_n}x{block_d}_w{warps}"] = a.launch(kernel, {**config, "GRID": "rows"})
     return fns
 
 
