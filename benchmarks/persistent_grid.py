@@ -1,4 +1,4 @@
-"""The persistent grid of the kernels with a program count (`ops.spec.PROGRAMS`): verified at
+"""The persistent grid of the kernels with a program count (`ops.tunable.PROGRAMS`): verified at
 every value, then timed against the classic grid interleaved, by the search's A/B rule.
 
 For each kernel with a PROGRAMS tunable and each of its cases: the float64 CPU golden once, then
@@ -29,7 +29,8 @@ from autotuner.measure.stats import faster_beyond_noise
 from autotuner.search.settle import frozen_config
 from autotuner.search.space import space_for
 from ops import all_ops
-from ops.spec import PROGRAMS, Case, Config, KernelSpec, OpSpec
+from ops.spec import Case, Config, KernelSpec, OpSpec
+from ops.tunable import PROGRAMS
 
 MIN_GAIN, ALPHA = 0.01, 0.01
 

@@ -22,20 +22,10 @@ from core.upstream import RECSYS_EXAMPLES
 
 from .dense_rows import DenseRowsOp
 from .jagged_dense_bmm import _accumulator_registers
+from .npu_tunables import MULTIBUFFER
 from .ports import load_port
-from .spec import (
-    MULTIBUFFER,
-    BlockFits,
-    Case,
-    Config,
-    Dot,
-    KernelSpec,
-    Tensors,
-    Tunable,
-    Upstream,
-    next_pow2,
-    pow2_range,
-)
+from .spec import BlockFits, Case, Config, Dot, KernelSpec, Tensors, Upstream, next_pow2, pow2_range
+from .tunable import Tunable
 
 NAME = "addmm"
 #: Programs of a launch at most: up to this many tiles, upstream's one tile per program; beyond,

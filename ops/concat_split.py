@@ -26,9 +26,9 @@ from core.upstream import RECSYS_EXAMPLES
 
 from .jagged import golden_points, offsets_from_lengths, skewed_lengths, user_lengths
 from .norm import _Context, fits_registers
+from .npu_tunables import MULTIBUFFER
 from .ports import load_port
 from .spec import (
-    MULTIBUFFER,
     SHORT_DTYPE,
     BlockFits,
     Case,
@@ -37,12 +37,12 @@ from .spec import (
     KernelSpec,
     OpSpec,
     Tensors,
-    Tunable,
     Upstream,
     canonical_dtype,
     next_pow2,
     pow2_range,
 )
+from .tunable import Tunable
 
 UPSTREAM_FILE = Upstream(
     file="examples/commons/ops/triton_ops/triton_jagged.py",

@@ -29,18 +29,18 @@ from .norm import (
     rows_grid,
 )
 from .norm_mul_dropout import UPSTREAM_FILE, NormMulDropoutOp, dx_bytes, fwd_bytes
+from .npu_tunables import MULTIBUFFER
 from .spec import (
-    MULTIBUFFER,
     BlockFits,
     Case,
     Config,
     KernelSpec,
     Tensors,
-    Tunable,
     canonical_dtype,
     next_pow2,
     pow2_range,
 )
+from .tunable import Tunable
 
 NAME = "group_norm_mul_dropout"
 

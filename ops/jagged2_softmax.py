@@ -21,9 +21,9 @@ from .jagged_softmax import (
     SoftmaxTiles,
     softmax_traffic,
 )
+from .npu_tunables import MULTIBUFFER
 from .ports import load_port
 from .spec import (
-    MULTIBUFFER,
     SHORT_DTYPE,
     BlockFits,
     Case,
@@ -32,11 +32,11 @@ from .spec import (
     KernelSpec,
     OpSpec,
     Tensors,
-    Tunable,
     Upstream,
     next_pow2,
     pow2_range,
 )
+from .tunable import Tunable
 
 NAME = "jagged2_softmax"
 

@@ -17,19 +17,10 @@ import torch
 from core.upstream import load
 
 from .jagged_dense_elementwise_mul_jagged_out import Jagged2Op, jagged2_segments
+from .npu_tunables import MULTIBUFFER
 from .ports import load_port
-from .spec import (
-    MULTIBUFFER,
-    BlockFits,
-    Case,
-    Config,
-    KernelSpec,
-    Tensors,
-    Tunable,
-    Upstream,
-    next_pow2,
-    pow2_range,
-)
+from .spec import BlockFits, Case, Config, KernelSpec, Tensors, Upstream, next_pow2, pow2_range
+from .tunable import Tunable
 
 NAME = "jagged2_to_padded_dense"
 #: Not zero, so a padded position the kernel forgot to write cannot pass as padding.

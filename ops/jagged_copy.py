@@ -13,9 +13,8 @@ from collections.abc import Callable
 import torch
 
 from .cases import case_offsets, standard_cases
+from .npu_tunables import MULTIBUFFER
 from .spec import (
-    MULTIBUFFER,
-    PROGRAMS,
     SHORT_DTYPE,
     BlockFits,
     Case,
@@ -23,11 +22,11 @@ from .spec import (
     Config,
     OpSpec,
     Tensors,
-    Tunable,
     Upstream,
     next_pow2,
     pow2_range,
 )
+from .tunable import PROGRAMS, Tunable
 
 UPSTREAM_FILE = Upstream(
     file="triton/jagged/triton_jagged_tensor_ops.py",

@@ -15,9 +15,9 @@ import torch
 
 from .cases import case_offsets, effective_lengths, standard_cases, total_rows
 from .jagged import pad_rows, unpad_rows
+from .npu_tunables import MULTIBUFFER
 from .ports import load_port
 from .spec import (
-    MULTIBUFFER,
     SHORT_DTYPE,
     BlockFits,
     Case,
@@ -27,11 +27,11 @@ from .spec import (
     KernelSpec,
     OpSpec,
     Tensors,
-    Tunable,
     Upstream,
     next_pow2,
     pow2_range,
 )
+from .tunable import Tunable
 
 NAME = "jagged_dense_bmm"
 UPSTREAM_FILE = "sll/triton/triton_jagged_bmm.py"

@@ -32,20 +32,10 @@ from .jagged_dense_bmm_broadcast_add import (
     max_length,
 )
 from .norm import fits_registers
+from .npu_tunables import MULTIBUFFER
 from .ports import load_port
-from .spec import (
-    MULTIBUFFER,
-    PROGRAMS,
-    BlockFits,
-    Case,
-    Config,
-    KernelSpec,
-    Tensors,
-    Tunable,
-    Upstream,
-    next_pow2,
-    pow2_range,
-)
+from .spec import BlockFits, Case, Config, KernelSpec, Tensors, Upstream, next_pow2, pow2_range
+from .tunable import PROGRAMS, Tunable
 
 NAME = "jagged_dense_broadcast_add"
 

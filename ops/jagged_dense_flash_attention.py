@@ -14,9 +14,9 @@ from core.upstream import load
 
 from .cases import FP32, case_offsets, effective_lengths, standard_cases, total_rows
 from .jagged import pad_rows
+from .npu_tunables import MULTIBUFFER
 from .ports import load_port
 from .spec import (
-    MULTIBUFFER,
     SHORT_DTYPE,
     BlockFits,
     Case,
@@ -26,11 +26,11 @@ from .spec import (
     KernelSpec,
     OpSpec,
     Tensors,
-    Tunable,
     Upstream,
     next_pow2,
     pow2_range,
 )
+from .tunable import Tunable
 
 NAME = "jagged_dense_flash_attention"
 

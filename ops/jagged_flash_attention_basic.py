@@ -17,9 +17,9 @@ from core.upstream import load
 
 from .cases import FP32, case_offsets, effective_lengths, total_rows
 from .jagged import pad_rows, sequence_chunks, skewed_lengths, unpad_rows
+from .npu_tunables import MULTIBUFFER
 from .ports import load_port
 from .spec import (
-    MULTIBUFFER,
     SHORT_DTYPE,
     BlockFits,
     Case,
@@ -29,11 +29,11 @@ from .spec import (
     KernelSpec,
     OpSpec,
     Tensors,
-    Tunable,
     Upstream,
     next_pow2,
     pow2_range,
 )
+from .tunable import Tunable
 
 NAME = "jagged_flash_attention_basic"
 

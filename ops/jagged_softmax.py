@@ -14,10 +14,9 @@ from dataclasses import dataclass
 import torch
 
 from .cases import case_offsets, effective_lengths, standard_cases, total_rows
+from .npu_tunables import MULTIBUFFER
 from .ports import load_port
 from .spec import (
-    MULTIBUFFER,
-    PROGRAMS,
     SHORT_DTYPE,
     BlockFits,
     Case,
@@ -26,11 +25,11 @@ from .spec import (
     KernelSpec,
     OpSpec,
     Tensors,
-    Tunable,
     Upstream,
     next_pow2,
     pow2_range,
 )
+from .tunable import PROGRAMS, Tunable
 
 NAME = "jagged_softmax"
 UPSTREAM_FILE = "sll/triton/triton_jagged_softmax.py"

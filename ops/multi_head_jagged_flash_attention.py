@@ -35,9 +35,9 @@ from .jagged_flash_attention_basic import (  # the same tiles: one head per prog
     pre_tiles,
     self_attention_traffic,
 )
+from .npu_tunables import MULTIBUFFER
 from .ports import load_port
 from .spec import (
-    MULTIBUFFER,
     SHORT_DTYPE,
     BlockFits,
     Case,

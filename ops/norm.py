@@ -19,19 +19,19 @@ import torch
 from core.upstream import RECSYS_EXAMPLES
 
 from .dense_rows import DenseRowsOp
+from .npu_tunables import MULTIBUFFER
 from .spec import (
-    MULTIBUFFER,
     BlockFits,
     Case,
     Config,
     KernelSpec,
     Tensors,
-    Tunable,
     Upstream,
     canonical_dtype,
     next_pow2,
     pow2_range,
 )
+from .tunable import Tunable
 
 UPSTREAM_FILE = Upstream(
     file="examples/hstu/ops/triton_ops/triton_layer_norm.py",

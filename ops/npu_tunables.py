@@ -1,8 +1,9 @@
-"""The compiler options triton-ascend lets a launch set, as tunables of the NPU backend.
+"""The compiler options triton-ascend lets a launch set, as tunables of the NPU backend:
+`multibuffer`, SIMT code and its warps, and the mixed cube/vector options.
 
 A kernel opts in by listing them among its tunables; they are launch options (never kernel
 arguments), so a CUDA or interpreter space leaves them out. Which apply: a vector-only kernel
-takes `multibuffer` alone (`ops.spec.MULTIBUFFER`); a kernel with `tl.dot` compiles to mixed
+takes `multibuffer` alone (`MULTIBUFFER`); a kernel with `tl.dot` compiles to mixed
 cube/vector code (its `mix_mode` is "mix", as bishengir's input says for every such kernel here)
 and takes `MIXED_CV_OPTIONS` too. That split, the values and the defaults are triton-ascend's:
 
@@ -29,7 +30,42 @@ The 950's options differ: several are accepted there but read by no pass, or not
 
 from __future__ import annotations
 
-from .spec import Tunable
+from .tunable import Tunable
+
+#: triton-ascend's `multibuffer` launch option: double-buffer the tiles a loop moves by DMA
+#: (`--enable-auto-multi-buffer` of its compiler). Off and on, as booleans: the value
+#: triton-ascend declares, kept as is in JSON and in the generated blocks. A launch that leaves it
+#: out gets the compiler's default, `NPUOptions.multibuffer = not is_compile_on_910_95`
+#: (Ascend/triton-ascend, ascend/backend/compiler.py at v3.2.0): on for the 910B and 910_93, off
+#: on the 950. `default` here is the A2/A3 one; an NPU backend sets its soc's
+#: (`Backend.option_defaults`).
+MULTIBUFFER = Tunable(
+    "multibuffer",
+    (False, True),
+    launch_option=True,
+    default=True,
+    source="NPUOptions.multibuffer, Ascend/triton-ascend v3.2.0 ascend/backend/compiler.py",
+)
+#: Ascend SIMT mode (`--npu-mode simt`): the warp counts triton-ascend's own tuner tries there
+#: (`_expand_simt_num_warps_configs`, third_party/ascend/backend/runtime/autotuner.py on main), and
+#: its `NPUOptions.num_warps` default, 32, for a default config whose warp count is not one of them.
+SIMT_WARPS = Tunable(
+    "num_warps",
+    (8, 16, 32, 64),
+    launch_option=True,
+    default=32,
+    source="_expand_simt_num_warps_configs, Ascend/triton-ascend main "
+    "third_party/ascend/backend/runtime/autotuner.py",
+)
+#: The option that makes triton-ascend compile a kernel as SIMT code, passing `num_warps` to
+#: bishengir-compile (`compile_mode="simt_only"`; SIMD, the default, never reads num_warps).
+SIMT_ONLY = Tunable(
+    "compile_mode",
+    ("simt_only",),
+    launch_option=True,
+    default="simt_only",
+    source="NPUOptions.compile_mode, Ascend/triton-ascend v3.2.0 ascend/backend/compiler.py",
+)
 
 _OPTIONS = "NPUOptions.{}, Ascend/triton-ascend v3.2.0 ascend/backend/compiler.py; "
 _SWEPT = "swept by the 3.5 line's tuner (main eeb030e7 python/triton/runtime/autotuner.py:491-521)"

@@ -19,6 +19,8 @@ from core.limits import DeviceLimits
 from core.upstream import FBGEMM, UpstreamSource, load
 
 from .jagged import skewed_lengths, user_lengths
+from .npu_tunables import SIMT_ONLY, SIMT_WARPS
+from .tunable import PROGRAMS, Tunable
 
 #: Tunable values: ints (booleans for on/off options), and the one string `compile_mode`.
 Config = dict[str, int | str]
@@ -51,76 +53,6 @@ def next_pow2(n: int) -> int:
 
 def pow2_range(lo: int, hi: int) -> tuple[int, ...]:
     return tuple(1 << e for e in range(int(math.log2(lo)), int(math.log2(hi)) + 1))
-
-
-@dataclass(frozen=True)
-class Tunable:
-    """One searchable parameter; `values` are ordered, so powers of two are treated as ordinal."""
-
-    name: str
-    values: tuple[int | str, ...]
-    #: A launch option (num_warps, num_stages, multibuffer) rather than a constexpr of the kernel.
-    launch_option: bool = False
-    #: The value a launch that leaves this option out gets (the compiler's own default), for the
-    #: options upstream's default config cannot name; None where the default config names it.
-    default: int | str | None = None
-    #: (another tunable, its value): this one is read only while the other has that value; a
-    #: config where it is not read holds it at its default (the others would compile alike).
-    read_only_when: tuple[str, int | str] | None = None
-    #: Where the tunable and its values come from (a launch option: the document or file of the
-    #: toolchain, at a commit); "" for the port's own constexprs.
-    source: str = ""
-
-
-#: triton-ascend's `multibuffer` launch option: double-buffer the tiles a loop moves by DMA
-#: (`--enable-auto-multi-buffer` of its compiler). Off and on, as booleans: the value
-#: triton-ascend declares, kept as is in JSON and in the generated blocks. A launch that leaves it
-#: out gets the compiler's default, `NPUOptions.multibuffer = not is_compile_on_910_95`
-#: (Ascend/triton-ascend, ascend/backend/compiler.py at v3.2.0): on for the 910B and 910_93, off
-#: on the 950. `default` here is the A2/A3 one; an NPU backend sets its soc's
-#: (`Backend.option_defaults`).
-MULTIBUFFER = Tunable(
-    "multibuffer",
-    (False, True),
-    launch_option=True,
-    default=True,
-    source="NPUOptions.multibuffer, Ascend/triton-ascend v3.2.0 ascend/backend/compiler.py",
-)
-#: Ascend SIMT mode (`--npu-mode simt`): the warp counts triton-ascend's own tuner tries there
-#: (`_expand_simt_num_warps_configs`, third_party/ascend/backend/runtime/autotuner.py on main), and
-#: its `NPUOptions.num_warps` default, 32, for a default config whose warp count is not one of them.
-SIMT_WARPS = Tunable(
-    "num_warps",
-    (8, 16, 32, 64),
-    launch_option=True,
-    default=32,
-    source="_expand_simt_num_warps_configs, Ascend/triton-ascend main "
-    "third_party/ascend/backend/runtime/autotuner.py",
-)
-#: The option that makes triton-ascend compile a kernel as SIMT code, passing `num_warps` to
-#: bishengir-compile (`compile_mode="simt_only"`; SIMD, the default, never reads num_warps).
-SIMT_ONLY = Tunable(
-    "compile_mode",
-    ("simt_only",),
-    launch_option=True,
-    default="simt_only",
-    source="NPUOptions.compile_mode, Ascend/triton-ascend v3.2.0 ascend/backend/compiler.py",
-)
-#: The program count of a kernel given a persistent form: 1, 2 or 4 programs per core, each
-#: looping over the row blocks `range(pid, blocks, programs)`, or 0, the classic grid of one
-#: program per block (the default: a config that names no PROGRAMS launches as before). Ordered
-#: by programs (0, every block, last). The cores are those the kernel runs on: an Ascend NPU's
-#: vector cores (the kernels given this form have no tl.dot), a GPU's SMs (`DeviceLimits`).
-#: triton-ascend's guide: "keep the launch close to the number of physical Vector Cores and let
-#: each program process multiple tiles in an inner loop" (Ascend/triton-ascend main,
-#: docs/en/programming_guide/vector_operator.md); more programs than cores run in waves.
-PROGRAMS = Tunable(
-    "PROGRAMS",
-    (1, 2, 4, 0),
-    default=0,
-    source="Ascend/triton-ascend main docs/en/programming_guide/vector_operator.md "
-    "(grid = num_vectorcore, range(pid, num_blocks, num_core))",
-)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,8 @@ from pathlib import Path
 import torch
 
 from ops.ports import load_port
-from ops.spec import Case, KernelSpec, OpSpec, Tunable, Upstream
+from ops.spec import Case, KernelSpec, OpSpec, Upstream
+from ops.tunable import Tunable
 
 NAME = "faulty_scale"
 CRASH, HANG, WRONG, FEW_OFF, SYNC = 64, 128, 32, 1024, 2048

@@ -12,7 +12,7 @@ from autotuner.search.space import space_for
 from core.limits import DeviceLimits
 from ops import get_op
 from ops.ports import load_port
-from ops.spec import PROGRAMS
+from ops.tunable import PROGRAMS
 
 from .conftest import ROOT
 

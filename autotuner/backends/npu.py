@@ -70,7 +70,7 @@ REGISTER_FILE_BYTES = {"950PR": 128 * KIB, "950DT": 128 * KIB}
 #: The 910B compiler rejects that transpose in its verifier and plans those configs.
 CRASHING_DOT_ROW_BYTES = {"950PR": 32, "950DT": 32}
 #: (AI cores, vector cores) by soc, for a program count planned without a device
-#: (`ops.spec.PROGRAMS`): AI_CORE_COUNT and VECTOR_CORE_COUNT of the target the compile path
+#: (`ops.tunable.PROGRAMS`): AI_CORE_COUNT and VECTOR_CORE_COUNT of the target the compile path
 #: compiles each soc for (`backends.compile`: Ascend910B2, Ascend910_9391, Ascend950PR_9599,
 #: Ascend950DT_9581), as ascendnpu-ir 1.2.0 states them (`bishengir-opt
 #: --hacc-append-device-spec=target=...`, the a5 binary for the 950s; AscendNPU-IR

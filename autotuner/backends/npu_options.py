@@ -22,12 +22,12 @@ from ops.npu_tunables import (
     CV_BALANCE,
     LOCAL_BUFFER_LIMIT,
     MIXED_CV_OPTIONS,
+    MULTIBUFFER,
     SYNC_SOLVER,
     TILE_MIX_CUBE_LOOP,
     TILE_MIX_VECTOR_LOOP,
     WORKSPACE_MULTIBUFFER,
 )
-from ops.spec import MULTIBUFFER
 
 from . import triton_ascend
 

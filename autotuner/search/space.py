@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from optuna.distributions import BaseDistribution, CategoricalDistribution, IntDistribution
 
 from core.limits import DeviceLimits
-from ops.npu_tunables import MIXED_CV_OPTIONS
-from ops.spec import SIMT_ONLY, SIMT_WARPS, Case, Config, KernelSpec, Tunable
+from ops.npu_tunables import MIXED_CV_OPTIONS, SIMT_ONLY, SIMT_WARPS
+from ops.spec import Case, Config, KernelSpec
+from ops.tunable import Tunable
 
 
 def config_key(config: Config) -> str:
