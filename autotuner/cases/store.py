@@ -4,8 +4,9 @@ An entry of a cases file gives its lengths one way: `lengths` (a lengths file, a
 distribution, offsets that are their running sums), `offsets` as the port's launcher takes them
 (a jagged2 op's sums of L_b^2, say) or a `histogram` of lengths (what `autotune.capture` records),
 whose B lengths are its quantiles at the low-discrepancy points the built-in cases use. A case is
-named as the op names its shape and dtype, then `_u` and 8 hex digits of a hash of its lengths:
-the same data always gets the same name, and different data never shares a frozen entry.
+named as the op names its shape and dtype, then `_u` and, for a jagged op, 8 hex digits of a hash
+of its lengths (a dense op's shape and dtype are all its data): the same data always gets the
+same name, and different data never shares a frozen entry.
 
 The repository's file is what a checkout tunes, freezes and checks; the database keeps a copy of
 every entry, so that a checkout sharing the database finds the cases registered elsewhere.
@@ -176,7 +177,7 @@ def case_of(spec: OpSpec, entry: Entry, kind: CaseKind, *, strict: bool = True) 
             case = spec.make_case(standard.shape, dtype, lengths, kind)
     except (ValueError, TypeError) as exc:
         raise UserError(f"user case {label} of {spec.name}: {exc}") from None
-    name = f"{case.name}_u{_digest(case)}"
+    name = f"{case.name}_u{_digest(case) if spec.jagged else ''}"
     if entry.get("name") not in (None, name):
         raise UserError(
             f"user case {entry['name']} of {spec.name}: its lengths are those of {name} "
