@@ -179,7 +179,7 @@ class GroupNormMulDropout(NormMulDropoutOp):
         KernelSpec(
             name="bwd_dx", outputs=("dx", "du"), default=_fwd_default, tile_bytes=_dx_tiles,
             stream_bytes=_dx_stream, port_kernel="_group_norm_mul_dropout_bwd_dx_du_kernel",
-            upstream_kernel="_group_norm_mul_dropout_bwd_dx_du", **_ROWS,
+            upstream_kernel="_group_norm_mul_dropout_bwd_dx_du", feeds="bwd_dw", **_ROWS,
         ),
         KernelSpec(
             name="bwd_dw", tunables=REDUCE_TUNABLES, outputs=("dweight", "dbias"),

@@ -171,6 +171,10 @@ class KernelSpec:
     port_kernel: str = ""
     #: Name of the upstream `@triton.jit` function this kernel ports.
     upstream_kernel: str = ""
+    #: The kernel whose input this one's config sizes (a norm's bwd_dx leaves bwd_dw a partial
+    #: row per program): a trial times both (`OpSpec.timed_call`), so that no config wins by
+    #: moving work into the next kernel, and its studies are others than those of it alone.
+    feeds: str = ""
 
     def tunable(self, name: str) -> Tunable:
         return next(t for t in self.tunables if t.name == name)
@@ -453,6 +457,13 @@ class OpSpec(ABC):
     @abstractmethod
     def launch(self, kernel: str, inputs: Tensors, config: Config) -> Tensors:
         """Run one kernel of the port with an explicit config."""
+
+    def timed_call(self, kernel: str, inputs: Tensors, config: Config) -> Callable[[], object]:
+        """What a trial of `kernel` at `config` times: its launch, and for a kernel that feeds
+        another (`KernelSpec.feeds`) that one's too, which an op with such a kernel gives."""
+        if self.kernel(kernel).feeds:
+            raise NotImplementedError(f"{self.name}: {kernel} feeds a kernel; time them together")
+        return lambda: self.launch(kernel, inputs, config)
 
     def kernel(self, name: str) -> KernelSpec:
         for k in self.kernels:

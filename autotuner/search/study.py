@@ -101,10 +101,14 @@ def study_name(
     mode: str = "simd",
     options: frozenset[str] = frozenset(),
     toolchain: dict[str, str] | None = None,
+    feeds: str = "",
 ) -> str:
     """A study's unique name: its kernel source, NPU mode and compiler options (another space,
-    another study) and toolchain. The mode and options are also columns of its record."""
+    another study), the kernel its trials also time (`KernelSpec.feeds`: other times) and
+    toolchain. The mode and options are also columns of its record."""
     name = f"{op}/{kernel}/{case.name}/{soc}/{source_hash[:12]}"
+    if feeds:
+        name += f"/with-{feeds}"
     if mode != "simd":
         name += f"/{mode}"
     if options:
@@ -167,7 +171,7 @@ class Plan:
         strategy = "exhaustive" if len(feasible) <= budget else sampler
         name = study_name(
             op.name, kernel.name, case, soc, source, profile.mode, profile.compiler_options,
-            toolchain,
+            toolchain, kernel.feeds,
         )  # fmt: skip
         return cls(
             op,

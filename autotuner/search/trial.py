@@ -203,11 +203,9 @@ class CaseRunner:
                 False, "wrong_result", failure, compile_s=compile_s, error=error, extra=notes
             )
 
-        def launch() -> dict[str, torch.Tensor]:
-            return self.launch(config)
-
-        # It has just run (the check above): no warm-up call.
-        reads = host_reads(launch, host_scalars(self.kernel_inputs), warm=False)
+        launch = self.spec.timed_call(self.kernel.name, self.kernel_inputs, config)
+        # It has just run (the check above), unless it also runs the kernel it feeds
+        reads = host_reads(launch, host_scalars(self.kernel_inputs), warm=bool(self.kernel.feeds))
         if reads:  # its time would be the host's latency, not the kernel's
             message = f"the launch waits for the device: {', '.join(sorted(set(reads))[:3])}"
             return Outcome(
@@ -218,6 +216,8 @@ class CaseRunner:
         return Outcome(True, timing=timing.as_dict(), compile_s=compile_s, error=error, extra=notes)
 
     def samples(self, config: Config, reps: int) -> list[float]:
-        """At least `reps` single-call times (ms), at least 20 ms of kernel time, for re-timing."""
-        self.launch(config)
-        return self.backend.samples(lambda: self.launch(config), reps, min_ms=20.0)
+        """At least `reps` single-call times (ms), at least 20 ms of kernel time, for re-timing;
+        of the kernel with the one it feeds, where it feeds one (`OpSpec.timed_call`)."""
+        call = self.spec.timed_call(self.kernel.name, self.kernel_inputs, config)
+        call()
+        return self.backend.samples(call, reps, min_ms=20.0)
