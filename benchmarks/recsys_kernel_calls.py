@@ -18,6 +18,7 @@ import triton
 from interleaved_ab import Call
 
 from ops import get_op
+from ops.jagged_dense_broadcast_add import by_rows
 from ops.ports import load_port
 from ops.spec import Case, Config
 
@@ -120,8 +121,8 @@ class BroadcastAddFwd:
         or row blocks of the jagged rows for GRID "rows"), at most CAP programs when `capped`
         (as the port launches), the others looping."""
         out, (x, y) = torch.empty_like(self.x), (self.x, self.y)
-        by_rows = config.get("GRID") == "rows"
-        if by_rows:
+        rows = by_rows(config)
+        if rows:
             tiles = triton.cdiv(x.size(0), config["BLOCK_N"])
         else:
             tiles = self.batch * triton.cdiv(self.msl, config["BLOCK_N"])
@@ -131,7 +132,7 @@ class BroadcastAddFwd:
             lambda: kernel[(programs,)](
                 self.offsets, x, y, out, self.msl, self.batch, x.size(0), y.size(1), programs,
                 steps, x.stride(0), y.stride(0), out.stride(0), BLOCK_N=config["BLOCK_N"],
-                BLOCK_D=config["BLOCK_D"], BY_ROWS=by_rows, num_warps=config["num_warps"],
+                BLOCK_D=config["BLOCK_D"], BY_ROWS=rows, num_warps=config["num_warps"],
                 num_stages=config["num_stages"], **constexprs,
             ),
             (out,),

@@ -238,12 +238,13 @@ class NormOp(DenseRowsOp):
         config its launcher picks for the case: on the H200 a group-norm bwd_dx config 1.03x
         faster alone left 10^6 rows, and the part took 1.554 ms against the default's 1.46
         (docs/benchmarks.md, "Over row blocks")."""
-        if kernel != "bwd_dx":
+        fed = self.kernel(kernel).feeds
+        if not fed:
             return super().timed_call(kernel, inputs, config)
         launch = self.launchers()
 
         def with_sum() -> Tensors:
-            return launch["bwd_dw"]({**inputs, **launch["bwd_dx"](inputs, config)}, None)
+            return launch[fed]({**inputs, **launch[kernel](inputs, config)}, None)
 
         return with_sum
 

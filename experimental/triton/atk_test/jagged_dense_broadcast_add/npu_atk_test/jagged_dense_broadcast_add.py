@@ -9,9 +9,10 @@
 # upstream: a program count (PROGRAMS programs per core walking the blocks, or one per block, at
 # most 32768: an Ascend launch takes at most 65535 blocks), a 1-D grid in upstream's block order
 # or (GRID "rows") over row blocks of the jagged rows, each row's sequence found by a binary
-# search of the offsets, so that no block is empty; every row is computed, also those of a sequence longer than max_seq_len (upstream leaves them
-# unwritten); the sum takes BLOCK_N rows a step (upstream: one); the add in fp32; the config
-# passed per launch from the frozen configs below (upstream: Triton's autotuner for the forward).
+# search of the offsets, so that no block is empty; every row is computed, also those of a
+# sequence longer than max_seq_len (upstream leaves them unwritten); the sum takes BLOCK_N rows a
+# step (upstream: one); the add in fp32; the config passed per launch from the frozen configs
+# below (upstream: Triton's autotuner for the forward).
 """Triton port of jagged_dense_broadcast_add: its forward and its backward's reduce-sum."""
 
 import math
