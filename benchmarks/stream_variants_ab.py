@@ -205,6 +205,12 @@ def dx_calls(backend, soc: str) -> tuple[dict[str, Call], GroupNormDx]:
             (dx, du),
         )  # fmt: skip
 
+    # whole waves: NUM_PROGRAMS a multiple of the programs the SMs hold at once (sm_90: 32
+    # blocks and 64 warps an SM), where 32768 leaves the last of 7.76 waves a quarter empty
+    sms = torch.cuda.get_device_properties(g.device).multi_processor_count
+    resident = sms * min(32, 64 // warps)
+    for waves in (4, 8, 16):
+        fns[f"port_{waves}_waves_{resident * waves}"] = g.port_dx(block_n, warps, resident * waves)
     every_row = triton.cdiv(g.n, block_n)
     drawn = {"TRAINING": g.training, "seed": g.seed, "dropout_ratio": g.ratio}
     for count in (programs, every_row):
