@@ -61,8 +61,9 @@ class GroupNormDx:
             (dx, du),
         )  # fmt: skip
 
-    def port_dx(self, block_n: int, num_warps: int, programs: int) -> Call:
-        """The port's bwd_dx at `programs` programs of `block_n` rows (one partial row each)."""
+    def port_dx(self, block_n: int, num_warps: int, programs: int, **options: int) -> Call:
+        """The port's bwd_dx at `programs` programs of `block_n` rows (one partial row each);
+        `options`: other launch options (Triton's CUDA `maxnreg`)."""
         dx, du = torch.empty_like(self.x), torch.empty_like(self.u)
         partials = [torch.empty(programs, self.h, device=self.device) for _ in "wb"]
         kernel = self.port._group_norm_mul_dropout_bwd_dx_du_kernel[(programs,)]
@@ -72,6 +73,7 @@ class GroupNormDx:
                 self.n, self.h, self.d, self.seed, self.ratio, dx.stride(0), du.stride(0),
                 self.dy.stride(0), self.x.stride(0), self.u.stride(0), BLOCK_N=block_n,
                 BLOCK_H=self.bh, BLOCK_D=self.bd, TRAINING=self.training, num_warps=num_warps,
+                **options,
             ),
             (dx, du),
         )  # fmt: skip

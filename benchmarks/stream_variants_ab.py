@@ -11,6 +11,8 @@ kernels stream closer to it, and where do upstream's fast baseline rounds come f
   config and at upstream's launch (a program a row), against upstream's raw dx kernel.
   (At 05e5f29 and 37dd417 the switches were also `EVICT`, evict-first loads and streaming
   stores, and `CHUNKED`, contiguous runs of rows a program: both lost, see docs/benchmarks.md.)
+- `regs`: the port's bwd_dx with a warp a row over blocks of 2 and 4 rows, at ptxas's registers
+  and capped (`maxnreg`), so that more than 32 warps fit an SM.
 - `rows`: the broadcast add's forward as programs over the jagged rows (row blocks of the
   [sum_L, D] values, each row's sequence found by a binary search over the offsets) instead of
   upstream's grid over (sequence, max_seq_len's row blocks), two thirds of whose blocks are
@@ -227,6 +229,25 @@ def dx_calls(backend, soc: str) -> tuple[dict[str, Call], GroupNormDx]:
     return fns, g
 
 
+def regs_calls(backend, soc: str) -> dict[str, Call]:
+    """The port's bwd_dx at the frozen config, and with a warp a row over blocks of 2 and 4 rows
+    at the same rows a program, at the registers ptxas chose and capped (`maxnreg`) so that
+    more warps fit an SM (64 registers a thread: 32 warps of 64), against upstream's dx."""
+    case = case_of(GroupNormDx.op, GN_CASE)
+    g = GroupNormDx(case, backend.device)
+    frozen = frozen_config(g.op, soc, "bwd_dx", case.name)
+    block_n, warps, programs = frozen["BLOCK_N"], frozen["num_warps"], frozen["NUM_PROGRAMS"]
+    fns = {"port": g.port_dx(block_n, warps, programs), "upstream_dx": g.upstream()}
+    for rows in (2, 4):
+        count = programs * block_n // rows
+        for cap in (None, 48, 40):
+            options = {"maxnreg": cap} if cap else {}
+            fns[f"rows{rows}_w{rows}_{count}_regs{cap or 'auto'}"] = g.port_dx(
+                rows, rows, count, **options
+            )
+    return fns
+
+
 def rows_calls(backend, soc: str) -> dict[str, Call]:
     """The port's forward at its frozen config, at upstream's pick, and over row blocks (GRID
     "rows") at several tiles; upstream's kernel at its pick."""
@@ -243,11 +264,17 @@ def rows_calls(backend, soc: str) -> dict[str, Call]:
     return fns
 
 
+def print_registers(fns: dict[str, Call]) -> None:
+    for name, (fn, _) in fns.items():
+        compiled = fn()
+        print(f"# {name}: {compiled.n_regs} registers, {compiled.n_spills} spills a thread")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--soc", required=True, help="a GPU soc (H200)")
-    parser.add_argument("--only", nargs="+", choices=("parts", "dx", "sums", "rows"),
-                        default=["parts", "dx", "sums", "rows"])  # fmt: skip
+    parser.add_argument("--only", nargs="+", choices=("parts", "dx", "regs", "sums", "rows"),
+                        default=["parts", "dx", "regs", "sums", "rows"])  # fmt: skip
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--reps", type=int, default=5)
     args = parser.parse_args()
@@ -259,11 +286,15 @@ def main() -> None:
         parts(backend, args.rounds, args.reps)
     if "dx" in args.only:
         fns, g = dx_calls(backend, args.soc)
-        for name, (fn, _) in fns.items():
-            compiled = fn()
-            print(f"# {name}: {compiled.n_regs} registers, {compiled.n_spills} spills a thread")
+        print_registers(fns)
         line = ab_line(backend, fns, args.rounds, args.reps)
         print(f"group_norm_mul_dropout {GN_CASE} bwd_dx: {line}", flush=True)
+        del fns
+    if "regs" in args.only:
+        fns = regs_calls(backend, args.soc)
+        print_registers(fns)
+        line = ab_line(backend, fns, args.rounds, args.reps)
+        print(f"group_norm_mul_dropout {GN_CASE} bwd_dx registers: {line}", flush=True)
         del fns
     if "sums" in args.only:
         g = GroupNormDx(case_of(GroupNormDx.op, GN_CASE), backend.device)
