@@ -161,14 +161,15 @@ def _dx_variant(
             uf = tl.load(U + rows64[:, None] * stride_u + within, mask=mask, other=0.0)
             uf = uf.to(tl.float32)
         dyf = dyf * uf
-        wdy = w[:, None] * dyf
-        c1 = tl.sum(xhat * wdy, axis=1) / D
-        c2 = tl.sum(wdy, axis=1) / D
-        dx = (wdy - (xhat * c1[:, None] + c2[:, None])) * rstd[:, None]
+        dw_row = tl.sum(dyf * xhat, axis=1)
+        db_row = tl.sum(dyf, axis=1)
+        c1 = w * dw_row / D
+        c2 = w * db_row / D
+        dx = (w[:, None] * dyf - (xhat * c1[:, None] + c2[:, None])) * rstd[:, None]
         tl.store(DX + rows64[:, None] * stride_dx + within, dx.to(DX.dtype.element_ty), mask=mask)
         if PARTIALS != "none":
-            dw += tl.sum(dyf * xhat, axis=1)
-            db += tl.sum(dyf, axis=1)
+            dw += dw_row
+            db += db_row
     if PARTIALS == "atomic":
         one_row = tl.arange(0, BLOCK_H)
         lock = (pid % LOCKS).to(tl.int64) * H + one_row

@@ -97,13 +97,16 @@ def _group_norm_mul_dropout_bwd_dx_du_kernel(
         du = dy * (xhat * w[:, None] + b[:, None])
         tl.store(DU + rows64[:, None] * stride_du + within, du.to(DU.dtype.element_ty), mask=mask)
         dy = dy * u
-        wdy = w[:, None] * dy
-        c1 = tl.sum(xhat * wdy, axis=1) / D
-        c2 = tl.sum(wdy, axis=1) / D
-        dx = (wdy - (xhat * c1[:, None] + c2[:, None])) * rstd[:, None]
+        # a head's weight is one number: sum(xhat * w * dy) = w * dw_row, so two sums a head row
+        # serve both dx and the weight gradients (upstream's kernel takes four)
+        dw_row = tl.sum(dy * xhat, axis=1)
+        db_row = tl.sum(dy, axis=1)
+        c1 = w * dw_row / D
+        c2 = w * db_row / D
+        dx = (w[:, None] * dy - (xhat * c1[:, None] + c2[:, None])) * rstd[:, None]
         tl.store(DX + rows64[:, None] * stride_dx + within, dx.to(DX.dtype.element_ty), mask=mask)
-        dw += tl.sum(dy * xhat, axis=1)
-        db += tl.sum(dy, axis=1)
+        dw += dw_row
+        db += db_row
     # the tile's rows of each head summed: one partial row of H a program (slot = row * BLOCK_H
     # + head, so [BLOCK_N, BLOCK_H] row-major; triton-ascend lists tl.reshape as supported:
     # Ascend/triton-ascend docs/sources/python-api/outline.md)
