@@ -62,18 +62,23 @@ class GroupNormDx:
         )  # fmt: skip
 
     def port_dx(self, block_n: int, num_warps: int, programs: int, **options: int) -> Call:
-        """The port's bwd_dx at `programs` programs of `block_n` rows (one partial row each);
-        `options`: other launch options (Triton's CUDA `maxnreg`)."""
+        """The port's bwd_dx at `programs` programs of `block_n` rows, one partial row each, or
+        at 0 a program per row block adding into upstream's lock rows (zeroed once: the sums
+        grow from call to call, the time does not); `options`: other launch options (Triton's
+        CUDA `maxnreg`)."""
         dx, du = torch.empty_like(self.x), torch.empty_like(self.u)
-        partials = [torch.empty(programs, self.h, device=self.device) for _ in "wb"]
-        kernel = self.port._group_norm_mul_dropout_bwd_dx_du_kernel[(programs,)]
+        atomic = programs == 0
+        grid = triton.cdiv(self.n, block_n) if atomic else programs
+        rows = self.locks if atomic else programs
+        partials = [torch.zeros(rows, self.h, device=self.device) for _ in "wb"]
+        kernel = self.port._group_norm_mul_dropout_bwd_dx_du_kernel[(grid,)]
         return (
             lambda: kernel(
                 dx, du, self.dy, self.x, self.u, self.w, self.b, self.mean, self.rstd, *partials,
                 self.n, self.h, self.d, self.seed, self.ratio, dx.stride(0), du.stride(0),
-                self.dy.stride(0), self.x.stride(0), self.u.stride(0), BLOCK_N=block_n,
-                BLOCK_H=self.bh, BLOCK_D=self.bd, TRAINING=self.training, num_warps=num_warps,
-                **options,
+                self.dy.stride(0), self.x.stride(0), self.u.stride(0), rows, BLOCK_N=block_n,
+                BLOCK_H=self.bh, BLOCK_D=self.bd, TRAINING=self.training, ATOMIC=atomic,
+                num_warps=num_warps, **options,
             ),
             (dx, du),
         )  # fmt: skip

@@ -192,6 +192,7 @@ def dx_calls(backend, soc: str) -> tuple[dict[str, Call], GroupNormDx]:
     frozen = frozen_config(g.op, soc, "bwd_dx", case.name)
     block_n, warps, programs = frozen["BLOCK_N"], frozen["num_warps"], frozen["NUM_PROGRAMS"]
     fns = {"port": g.port_dx(block_n, warps, programs), "upstream_dx": g.upstream()}
+    fns["port_row_blocks_atomic"] = g.port_dx(1, g.warps, 0)
 
     def variant(count: int, num_warps: int = warps, rows: int = block_n, **switches) -> Call:
         dx, du = torch.empty_like(g.x), torch.empty_like(g.u)

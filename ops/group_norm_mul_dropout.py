@@ -11,7 +11,10 @@ a LayerNorm's rows, BLOCK_N rows of all heads a tile, and draws upstream's dropo
 Ported: `concat_ux=False`, training and inference. Not ported: `concat_ux` and the backward's
 `compute_y`. Upstream's dx kernel adds each row's weight gradients atomically into
 min(N, GROUP_N) lock rows; the port's programs keep theirs in registers and store one partial row
-of H a program (no atomics), which bwd_dw sums.
+of H a program (deterministic), which bwd_dw sums. bwd_dx's program count may also be 0:
+upstream's launch, a program per row block, its sums added atomically into upstream's lock rows
+(the order of the adds, so the sums' last bits, vary between runs), which only a GPU takes at
+10^5-10^6 rows (an Ascend launch takes at most 65535 blocks).
 """
 
 from __future__ import annotations
@@ -151,6 +154,12 @@ REDUCE_TUNABLES = (
 )
 HEADS_FIT = BlockFits("BLOCK_H", block_h, "H")
 _ROWS = dict(tunables=ROW_TUNABLES, grid=rows_grid, constraints=(ROWS_FIT, fits_registers))
+#: bwd_dx's: the row tunables, NUM_PROGRAMS also 0: upstream's launch, a program per row block,
+#: each adding its weight sums atomically into upstream's lock rows (a partial row per program
+#: would leave bwd_dw N / BLOCK_N rows: 0.25 ms to sum 10^6 on the H200, a fifth of the part).
+DX_TUNABLES = tuple(
+    Tunable("NUM_PROGRAMS", (*t.values, 0)) if t.name == "NUM_PROGRAMS" else t for t in ROW_TUNABLES
+)
 
 
 class GroupNormMulDropout(NormMulDropoutOp):
@@ -179,7 +188,8 @@ class GroupNormMulDropout(NormMulDropoutOp):
         KernelSpec(
             name="bwd_dx", outputs=("dx", "du"), default=_fwd_default, tile_bytes=_dx_tiles,
             stream_bytes=_dx_stream, port_kernel="_group_norm_mul_dropout_bwd_dx_du_kernel",
-            upstream_kernel="_group_norm_mul_dropout_bwd_dx_du", feeds="bwd_dw", **_ROWS,
+            upstream_kernel="_group_norm_mul_dropout_bwd_dx_du", feeds="bwd_dw",
+            **{**_ROWS, "tunables": DX_TUNABLES},
         ),
         KernelSpec(
             name="bwd_dw", tunables=REDUCE_TUNABLES, outputs=("dweight", "dbias"),

@@ -64,9 +64,10 @@ def block_d(case: Case) -> int:
 
 
 def programs(config: Config, case: Case) -> int:
-    """Programs of a launch: NUM_PROGRAMS, or one per row block where there are fewer."""
+    """Programs of a launch: NUM_PROGRAMS, or one per row block where there are fewer (or where
+    NUM_PROGRAMS is 0, a kernel's value for a program per row block)."""
     blocks = -(-case.shape["N"] // config["BLOCK_N"])
-    return max(1, min(config["NUM_PROGRAMS"], blocks))
+    return max(1, min(config["NUM_PROGRAMS"] or blocks, blocks))
 
 
 def upstream_warps(case: Case) -> int:

@@ -1,10 +1,12 @@
 """group_norm_mul_dropout (recsys-examples' GroupNormMulDropoutFunction): the port's autograd
 Function against torch's group_norm, its input checks, and the weight gradients' partial rows
-(one per program). Dropout at p > 0: tests/test_norm_mul_dropout.py."""
+(one per program, or upstream's lock rows at a program per row block). Dropout at p > 0: tests/test_norm_mul_dropout.py."""
 
 import pytest
 import torch
 
+from autotuner.backends.npu import npu_limits
+from core.limits import DeviceLimits
 from ops import get_op
 from ops.ports import load_port
 
@@ -102,3 +104,29 @@ def test_a_bwd_dx_trial_times_the_sum_it_feeds(port, cpu, monkeypatch):
     alone = study_name(SPEC.name, "bwd_dx", case, "cpu", "0" * 12)
     assert study_name(SPEC.name, "bwd_dx", case, "cpu", "0" * 12, feeds="bwd_dw") != alone
     assert SPEC.kernel("bwd_dx").feeds == "bwd_dw" and not SPEC.kernel("fwd").feeds
+
+
+def test_a_program_per_row_block_adds_into_upstreams_lock_rows(port, monkeypatch):
+    """NUM_PROGRAMS 0: a program per row block (37 rows of 4: 10), each adding its sums into
+    lock row pid % locks, which start at zero (min(N, upstream's GROUP_N) of them, here 3). The
+    rows still sum to the gradients, and dx, du are the golden's."""
+    monkeypatch.setattr(port, "_lock_rows", lambda n, h, d: 3)
+    given = inputs()
+    golden = SPEC.reference(given)
+    state = SPEC.kernel_inputs("bwd_dx", given, golden)
+    config = {"BLOCK_N": 4, "NUM_PROGRAMS": 0}
+    args = (state[k] for k in ("dy", "x", "u", "weight", "bias", "mean", "rstd"))
+    dx, du, dw, db = port.group_norm_mul_dropout_bwd_dx(*args, 0.0, True, 1, config=config)
+    assert dw.shape == db.shape == (3, 3)
+    assert close(dw.sum(0), golden["dweight"]) and close(db.sum(0), golden["dbias"])
+    assert close(dx, golden["dx"]) and close(du, golden["du"])
+
+
+def test_a_program_per_row_block_is_not_an_ascend_launch():
+    """10^6 rows a program a row block: over the 65535 blocks an Ascend launch takes, not on a
+    GPU."""
+    case = next(c for c in SPEC.cases("performance") if c.shape["N"] == 1048576)
+    config = {"BLOCK_N": 1, "NUM_PROGRAMS": 0, "num_warps": 1}
+    kernel = SPEC.kernel("bwd_dx")
+    assert "65535" in kernel.launch_violation(config, case, npu_limits("950PR"))
+    assert kernel.launch_violation(config, case, DeviceLimits(cores=132)) is None

@@ -8,8 +8,11 @@
 # head; here the row kernels run NUM_PROGRAMS programs over tiles of BLOCK_N rows of every head
 # (an Ascend launch takes at most 65535 blocks), a tile's head rows normalised as a LayerNorm's
 # rows, and dx/du keeps its weight gradients in registers and stores one partial row a program
-# (no atomics). The dropout numbers are upstream's: tl.rand(seed, (row * H + head) * D + col),
-# int32 offsets, so the mask does not depend on the config.
+# (deterministic) or, at NUM_PROGRAMS 0 (upstream's launch, a program per row block: GPUs only,
+# an Ascend launch takes at most 65535 blocks), adds them atomically into upstream's lock rows;
+# it loads u after storing du, upstream's order. The dropout numbers are upstream's:
+# tl.rand(seed, (row * H + head) * D + col), int32 offsets, so the mask does not depend on the
+# config.
 """Triton port of group_norm_mul_dropout: y = dropout((GN(x) * weight[h] + bias[h]) * u) per row
 of [N, H * D] (H heads of D), and its backward (dx, du; dweight and dbias from partial rows)."""
 
@@ -63,8 +66,9 @@ def _group_norm_mul_dropout_fwd_kernel(
 @triton.jit
 def _group_norm_mul_dropout_bwd_dx_du_kernel(
     DX, DU, DY, X, U, W, B, Mean, Rstd, DW_PARTIAL, DB_PARTIAL, N, H, D, seed, dropout_ratio,
-    stride_dx, stride_du, stride_dy, stride_x, stride_u,
+    stride_dx, stride_du, stride_dy, stride_x, stride_u, locks,
     BLOCK_N: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_D: tl.constexpr, TRAINING: tl.constexpr,
+    ATOMIC: tl.constexpr,
 ):  # fmt: skip
     pid = tl.program_id(0)
     slots = tl.arange(0, BLOCK_N * BLOCK_H)
@@ -84,9 +88,8 @@ def _group_norm_mul_dropout_bwd_dx_du_kernel(
         mask = row_mask[:, None] & col_mask[None, :]
         rows64 = rows.to(tl.int64)
         x = tl.load(X + rows64[:, None] * stride_x + within, mask=mask, other=0.0)
-        u = tl.load(U + rows64[:, None] * stride_u + within, mask=mask, other=0.0)
         dy = tl.load(DY + rows64[:, None] * stride_dy + within, mask=mask, other=0.0)
-        x, u, dy = x.to(tl.float32), u.to(tl.float32), dy.to(tl.float32)
+        x, dy = x.to(tl.float32), dy.to(tl.float32)
         if TRAINING:
             random = tl.rand(seed, head_rows[:, None] * D + cols[None, :])
             keep = (random > dropout_ratio) | (dropout_ratio == 0.0)
@@ -96,7 +99,9 @@ def _group_norm_mul_dropout_bwd_dx_du_kernel(
         xhat = tl.where(mask, (x - mean[:, None]) * rstd[:, None], 0.0)
         du = dy * (xhat * w[:, None] + b[:, None])
         tl.store(DU + rows64[:, None] * stride_du + within, du.to(DU.dtype.element_ty), mask=mask)
-        dy = dy * u
+        # u after du is stored, as upstream orders it
+        u = tl.load(U + rows64[:, None] * stride_u + within, mask=mask, other=0.0)
+        dy = dy * u.to(tl.float32)
         # a head's weight is one number: sum(xhat * w * dy) = w * dw_row, so two sums a head row
         # serve both dx and the weight gradients (upstream's kernel takes four)
         dw_row = tl.sum(dy * xhat, axis=1)
@@ -107,15 +112,22 @@ def _group_norm_mul_dropout_bwd_dx_du_kernel(
         tl.store(DX + rows64[:, None] * stride_dx + within, dx.to(DX.dtype.element_ty), mask=mask)
         dw += dw_row
         db += db_row
-    # the tile's rows of each head summed: one partial row of H a program (slot = row * BLOCK_H
-    # + head, so [BLOCK_N, BLOCK_H] row-major; triton-ascend lists tl.reshape as supported:
-    # Ascend/triton-ascend docs/sources/python-api/outline.md)
+    # the tile's rows of each head summed (slot = row * BLOCK_H + head, so [BLOCK_N, BLOCK_H]
+    # row-major; triton-ascend lists tl.reshape and tl.atomic_add as supported:
+    # Ascend/triton-ascend docs/sources/python-api/outline.md), then one partial row of H a
+    # program, or added into lock row pid % locks
     one_row = tl.arange(0, BLOCK_H)
-    partial = pid.to(tl.int64) * H + one_row
-    tl.store(DW_PARTIAL + partial, tl.sum(tl.reshape(dw, (BLOCK_N, BLOCK_H)), axis=0),
-             mask=one_row < H)  # fmt: skip
-    tl.store(DB_PARTIAL + partial, tl.sum(tl.reshape(db, (BLOCK_N, BLOCK_H)), axis=0),
-             mask=one_row < H)  # fmt: skip
+    heads_mask = one_row < H
+    dw_heads = tl.sum(tl.reshape(dw, (BLOCK_N, BLOCK_H)), axis=0)
+    db_heads = tl.sum(tl.reshape(db, (BLOCK_N, BLOCK_H)), axis=0)
+    if ATOMIC:
+        lock = (pid % locks).to(tl.int64) * H + one_row
+        tl.atomic_add(DW_PARTIAL + lock, dw_heads, mask=heads_mask, sem="relaxed")
+        tl.atomic_add(DB_PARTIAL + lock, db_heads, mask=heads_mask, sem="relaxed")
+    else:
+        partial = pid.to(tl.int64) * H + one_row
+        tl.store(DW_PARTIAL + partial, dw_heads, mask=heads_mask)
+        tl.store(DB_PARTIAL + partial, db_heads, mask=heads_mask)
 
 
 @triton.jit
@@ -482,30 +494,43 @@ def group_norm_mul_dropout_fwd(
     return y, mean, rstd
 
 
+def _lock_rows(n, h, d):
+    """Upstream's GROUP_N, the lock rows its dx kernel adds the weight gradients into: 2048 for
+    a row of H * D up to 1024 elements, 1024 to 4096, 768 to 8192, else 512; at most N."""
+    width = h * d
+    locks = 2048 if width <= 1024 else 1024 if width <= 4096 else 768 if width <= 8192 else 512
+    return max(1, min(n, locks))
+
+
 def group_norm_mul_dropout_bwd_dx(
     dy, x, u, weight, bias, mean, rstd, dropout_ratio, training, seed, *, config=None
 ):
-    """(dx, du, dw partial rows, db partial rows): fp32 [H] rows, one a program; the dropout
-    mask drawn again from `seed`, as the forward drew it."""
+    """(dx, du, dw partial rows, db partial rows): fp32 [H] rows, one a program, or at
+    NUM_PROGRAMS 0 (a program per row block) upstream's lock rows, each the atomic sum of the
+    programs pid % locks (the order of those adds, so the sums' last bits, vary from run to
+    run); the dropout mask drawn again from `seed`, as the forward drew it."""
     x, u, dy = x.contiguous(), u.contiguous(), dy.contiguous()
     shape = _shape(x, weight)
     n, h, d = shape["N"], shape["H"], shape["D"]
     blocks, options, programs = _launch_config("bwd_dx", config, shape, x)
-    programs = max(1, min(programs, triton.cdiv(n, blocks["BLOCK_N"])))
+    atomic = programs == 0
+    row_blocks = triton.cdiv(n, blocks["BLOCK_N"])
+    programs = max(1, min(programs or row_blocks, row_blocks))
+    rows = min(programs, _lock_rows(n, h, d)) if atomic else programs
     dx = torch.empty_like(x)
     du = torch.empty_like(u)
-    # Each program stores its partial row, so only an empty launch needs zeros (upstream zeroes
-    # its lock rows for its atomic adds: two fills the port does not launch).
-    partial_rows = torch.zeros if n == 0 else torch.empty
-    dw = partial_rows(programs, h, dtype=torch.float32, device=x.device)
-    db = partial_rows(programs, h, dtype=torch.float32, device=x.device)
+    # Each program stores its own partial row, so only an empty launch or atomic adds need
+    # zeros (upstream zeroes its lock rows: two fills)
+    partial_rows = torch.zeros if n == 0 or atomic else torch.empty
+    dw = partial_rows(rows, h, dtype=torch.float32, device=x.device)
+    db = partial_rows(rows, h, dtype=torch.float32, device=x.device)
     if n == 0:
         return dx, du, dw, db
     bh, bd = _blocks(h, d)
     _group_norm_mul_dropout_bwd_dx_du_kernel[(programs,)](
         dx, du, dy, x, u, weight, bias, mean, rstd, dw, db, n, h, d, seed, dropout_ratio,
-        dx.stride(0), du.stride(0), dy.stride(0), x.stride(0), u.stride(0),
-        BLOCK_H=bh, BLOCK_D=bd, TRAINING=training, **blocks, **options,
+        dx.stride(0), du.stride(0), dy.stride(0), x.stride(0), u.stride(0), rows,
+        BLOCK_H=bh, BLOCK_D=bd, TRAINING=training, ATOMIC=atomic, **blocks, **options,
     )  # fmt: skip
     return dx, du, dw, db
 
