@@ -36,3 +36,22 @@ def test_programs_never_exceed_the_row_blocks_or_the_launch_limit():
     assert (
         programs({"BLOCK_N": 1, "NUM_PROGRAMS": MAX_NUM_PROGRAMS}, big) == MAX_NUM_PROGRAMS <= 65535
     )
+
+
+@pytest.mark.parametrize("op", (*NORMS, "layer_norm_mul_dropout", "group_norm_mul_dropout"))
+def test_the_weight_sum_picks_the_config_frozen_for_the_cases_dtype(op, cpu, monkeypatch):
+    """bwd_dw adds fp32 partial rows whatever the case's dtype: its launcher must still look up
+    the config frozen for the case's dtype (a bf16 case's, not an fp32 one's)."""
+    from ops.ports import load_port
+
+    spec, port = get_op(op), load_port(op)
+    case = next(c for c in spec.cases("accuracy") if c.dtype == "bfloat16" and c.shape["N"] > 8)
+    inputs = spec.make_inputs(case, cpu.device)
+    state = spec.kernel_inputs("bwd_dw", inputs, spec.reference(inputs))
+    asked = []
+    pick = port._pick_config
+    monkeypatch.setattr(
+        port, "_pick_config", lambda kernel, *a: asked.append((kernel, a[1])) or pick(kernel, *a)
+    )
+    spec.launch("bwd_dw", state, None)
+    assert asked == [("bwd_dw", "bfloat16")]

@@ -393,10 +393,12 @@ def default_config(kernel: str, shape: dict) -> dict:
     return {"BLOCK_N": 32, "BLOCK_D": width, "num_warps": 8}
 
 
-def _launch_config(kernel, config, shape, tensor):
-    """(constexpr blocks, launch options, programs) of the given or picked config."""
+def _launch_config(kernel, config, shape, tensor, dtype=None):
+    """(constexpr blocks, launch options, programs) of the given or picked config; picked for
+    `dtype`, the case's (bwd_dw's partial rows are fp32 whatever it is), else `tensor`'s."""
     if config is None:
-        dtype = _DTYPE_NAMES.get(tensor.dtype, str(tensor.dtype))
+        dtype = dtype or tensor.dtype
+        dtype = _DTYPE_NAMES.get(dtype, str(dtype))
         default = default_config(kernel, shape)
         config = _pick_config(kernel, shape, dtype, tensor.device, default)
     blocks, options = _split_config(config, tensor.device)
@@ -481,7 +483,7 @@ def layer_norm_mul_dropout_bwd_dx(
 def layer_norm_mul_dropout_bwd_dw(dw_partial, db_partial, rows, dtype, *, config=None):
     """(dweight, dbias) in `dtype`: the partial rows summed; `rows` (N) picks the config."""
     p, d = dw_partial.shape
-    blocks, options, _ = _launch_config("bwd_dw", config, {"N": rows, "D": d}, dw_partial)
+    blocks, options, _ = _launch_config("bwd_dw", config, {"N": rows, "D": d}, dw_partial, dtype)
     dw = torch.empty(d, dtype=dtype, device=dw_partial.device)
     db = torch.empty(d, dtype=dtype, device=dw_partial.device)
     _ln_mul_dropout_bwd_dwdb_kernel[(triton.cdiv(d, blocks["BLOCK_D"]),)](
