@@ -41,6 +41,7 @@ from recsys_kernel_calls import BroadcastAddFwd, GroupNormDx
 from autotuner.backends import get_backend
 from autotuner.search.settle import frozen_config
 from ops import get_op
+from ops.norm import MAX_NUM_PROGRAMS
 
 GN_CASE, BA_CASE = "n1048576_h2_d128_fp32", "b256_n4096_d128_fp32"
 TELEMETRY = (
@@ -186,12 +187,20 @@ def _dx_variant(
                  mask=one_row < H)  # fmt: skip
 
 
+def frozen_dx(g: GroupNormDx, soc: str) -> tuple[dict[str, Call], int, int, int]:
+    """The port's bwd_dx at its frozen config and upstream's dx; the frozen BLOCK_N, num_warps
+    and the looping launch's program count the variants vary: the frozen count, or the most a
+    launch has where the frozen config takes a program per row block (NUM_PROGRAMS 0)."""
+    frozen = frozen_config(g.op, soc, "bwd_dx", GN_CASE)
+    block_n, warps = frozen["BLOCK_N"], frozen["num_warps"]
+    fns = {"port": g.port_dx(block_n, warps, frozen["NUM_PROGRAMS"]), "upstream_dx": g.upstream()}
+    return fns, block_n, warps, frozen["NUM_PROGRAMS"] or MAX_NUM_PROGRAMS
+
+
 def dx_calls(backend, soc: str) -> tuple[dict[str, Call], GroupNormDx]:
     case = case_of(GroupNormDx.op, GN_CASE)
     g = GroupNormDx(case, backend.device)
-    frozen = frozen_config(g.op, soc, "bwd_dx", case.name)
-    block_n, warps, programs = frozen["BLOCK_N"], frozen["num_warps"], frozen["NUM_PROGRAMS"]
-    fns = {"port": g.port_dx(block_n, warps, programs), "upstream_dx": g.upstream()}
+    fns, block_n, warps, programs = frozen_dx(g, soc)
     fns["port_row_blocks_atomic"] = g.port_dx(1, g.warps, 0)
 
     def variant(count: int, num_warps: int = warps, rows: int = block_n, **switches) -> Call:
@@ -237,9 +246,7 @@ def regs_calls(backend, soc: str) -> dict[str, Call]:
     more warps fit an SM (64 registers a thread: 32 warps of 64), against upstream's dx."""
     case = case_of(GroupNormDx.op, GN_CASE)
     g = GroupNormDx(case, backend.device)
-    frozen = frozen_config(g.op, soc, "bwd_dx", case.name)
-    block_n, warps, programs = frozen["BLOCK_N"], frozen["num_warps"], frozen["NUM_PROGRAMS"]
-    fns = {"port": g.port_dx(block_n, warps, programs), "upstream_dx": g.upstream()}
+    fns, block_n, warps, programs = frozen_dx(g, soc)
     for rows in (2, 4):
         count = programs * block_n // rows
         for cap in (None, 48, 40):
