@@ -43,7 +43,7 @@ class GroupNormDx:
         )
         self.bh, self.bd = triton.next_power_of_2(self.h), triton.next_power_of_2(self.d)
         self.warps = min(max(self.bh * self.bd // 256, 1), 8)  # upstream's
-        self.locks = min(self.n, 2048 if self.h * self.d <= 1024 else 1024)  # upstream's GROUP_N
+        self.locks = self.port._lock_rows(self.n, self.h, self.d)  # upstream's GROUP_N
         self.eps, self.device = spec.eps, device
 
     def upstream(self) -> Call:

@@ -235,8 +235,8 @@ class NormOp(DenseRowsOp):
         return {name: outputs[name] for name in self.kernel(kernel).outputs}
 
     def timed_call(self, kernel: str, inputs: Tensors, config: Config) -> Callable[[], object]:
-        """bwd_dx with the sum of the partial rows it leaves (one a program), bwd_dw at the
-        config its launcher picks for the case: on the H200 a group-norm bwd_dx config 1.03x
+        """bwd_dx with the sum of the partial rows it leaves (one a program, or a group norm's
+        lock rows), bwd_dw at the config its launcher picks for the case: on the H200 a group-norm bwd_dx config 1.03x
         faster alone left 10^6 rows, and the part took 1.554 ms against the default's 1.46
         (docs/benchmarks.md, "Over row blocks")."""
         fed = self.kernel(kernel).feeds

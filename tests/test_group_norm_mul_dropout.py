@@ -1,6 +1,7 @@
 """group_norm_mul_dropout (recsys-examples' GroupNormMulDropoutFunction): the port's autograd
 Function against torch's group_norm, its input checks, and the weight gradients' partial rows
-(one per program, or upstream's lock rows at a program per row block). Dropout at p > 0: tests/test_norm_mul_dropout.py."""
+(one per program, or upstream's lock rows at a program per row block). Dropout at p > 0:
+tests/test_norm_mul_dropout.py."""
 
 import pytest
 import torch
