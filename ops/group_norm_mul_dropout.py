@@ -153,7 +153,10 @@ REDUCE_TUNABLES = (
     MULTIBUFFER,
 )
 HEADS_FIT = BlockFits("BLOCK_H", block_h, "H")
-_ROWS = dict(tunables=ROW_TUNABLES, grid=rows_grid, constraints=(ROWS_FIT, fits_registers))
+_ROWS = dict(
+    tunables=ROW_TUNABLES, grid=rows_grid, constraints=(ROWS_FIT, fits_registers),
+    whole_keys=("H", "D"),
+)  # fmt: skip
 #: bwd_dx's: the row tunables, NUM_PROGRAMS also 0: upstream's launch, a program per row block,
 #: each adding its weight sums atomically into upstream's lock rows (a partial row per program
 #: would leave bwd_dw N / BLOCK_N rows: 0.25 ms to sum 10^6 on the H200, a fifth of the part).

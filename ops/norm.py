@@ -169,7 +169,10 @@ def row_kernels(
 ) -> tuple[KernelSpec, ...]:  # fmt: skip
     """The three kernels of a norm: `names` gives each its (port, upstream) function names."""
     tiles, stream = reduce_tiles(partials)
-    rows = dict(tunables=ROW_TUNABLES, grid=rows_grid, constraints=(ROWS_FIT, fits_registers))
+    rows = dict(
+        tunables=ROW_TUNABLES, grid=rows_grid, constraints=(ROWS_FIT, fits_registers),
+        whole_keys=("D",),
+    )  # fmt: skip
     return (
         KernelSpec(
             name="fwd", outputs=outputs["fwd"], default=fwd_default, tile_bytes=fwd_tiles,

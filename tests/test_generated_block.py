@@ -145,6 +145,32 @@ def test_launcher_picks_frozen_then_nearest_then_default(tree, cpu):
     assert len(lookups) == 1 and caught == []
 
 
+def test_a_row_kernel_takes_no_config_frozen_for_another_row_width(tree):
+    """A group-norm row of 2 x 8192 elements took the 1-warp config frozen for rows of 2 x 128:
+    ptxas spent over 400 s on it on the H200 (verify, f4e17f0); such a shape takes the default."""
+    config = {"BLOCK_N": 2, "NUM_PROGRAMS": 8192, "num_warps": 1}
+    shape = {"N": 1048576, "H": 2, "D": 128}
+    entry = {"case": "n1048576_h2_d128_fp32", "dtype": "float32", "shape": shape, "config": config}
+    path = port_file("group_norm_mul_dropout")
+    path.write_text(replace_block(path.read_text(), {"H200": {"bwd_dx": [entry]}}, path))
+    port = load_port("group_norm_mul_dropout")
+
+    def pick(asked):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the nearest case's warning
+            return port._pick(
+                "H200", "bwd_dx", asked, "float32", port.default_config("bwd_dx", asked)
+            )
+
+    wide = {"N": 3, "H": 2, "D": 5000}
+    assert pick(wide) == port.default_config("bwd_dx", wide)
+    assert pick(wide)["num_warps"] == 8  # upstream's warps for the row
+    assert pick({"N": 3, "H": 4, "D": 100}) == port.default_config(
+        "bwd_dx", {"N": 3, "H": 4, "D": 100}
+    )
+    assert pick({"N": 3, "H": 2, "D": 100}) == config  # its rows pad to 2 x 128: the frozen case's
+
+
 def test_the_nearest_case_is_warned_once_per_kernel_and_soc(tree):
     """A suite of many small shapes said it once per shape, again and again (issue 17)."""
     frozen = {soc: {k: list(v) for k, v in FROZEN["cpu"].items()} for soc in ("cpu", "H200")}

@@ -57,9 +57,6 @@ OPTIONAL_HELPERS = (
     "_dense_bmm_default",
     "_jagged_bmm_default",
 )
-#: The block's functions that choose a config for a launch that names none: they change what
-#: a user's call runs, never what a study measures (a study names its config).
-PICK_FUNCTIONS = ("_soc_of", "_shape_distance", "_pick_config", "_pick", "_fit_blocks")
 
 FrozenConfigs = dict[str, dict[str, list[dict[str, Any]]]]
 #: The warning a launcher gives, once per kernel and soc, when it takes the nearest frozen case.
@@ -93,13 +90,23 @@ def tile_keys(op: str) -> dict[str, dict[str, str]]:
     return {k.name: k.tile_keys for k in kernels if k.tile_keys}
 
 
+def whole_keys(op: str) -> dict[str, tuple[str, ...]]:
+    """kernel -> the shape keys of the dimensions a program holds whole, for the port of `op`
+    ({} for a file that is no op's port)."""
+    spec = all_ops().get(op)
+    kernels = spec.kernels if spec else ()
+    return {k.name: k.whole_keys for k in kernels if k.whole_keys}
+
+
 def render_block(
     frozen: FrozenConfigs,
     helpers: tuple[str, ...] = (),
     tiles: dict[str, dict[str, str]] | None = None,
+    wholes: dict[str, tuple[str, ...]] | None = None,
 ) -> str:
     """The block's text, markers included, for the given frozen configs (sorted for stable output),
-    optional helpers (OPTIONAL_HELPERS) and the blocks' dimensions (`tile_keys`)."""
+    optional helpers (OPTIONAL_HELPERS), the blocks' dimensions (`tile_keys`) and the dimensions
+    held whole (`whole_keys`)."""
     unknown = sorted(set(helpers) - set(OPTIONAL_HELPERS))
     if unknown:
         raise ValueError(f"no such port helper in the template: {', '.join(unknown)}")
@@ -115,6 +122,7 @@ def render_block(
         vendor_words=format_literal(VENDOR_WORDS),
         launch_options=format_literal(LAUNCH_OPTIONS, prefix=len("_LAUNCH_OPTIONS = ")),
         tile_keys=format_literal(tiles or {}, prefix=len("_TILE_KEYS = ")),
+        whole_keys=format_literal(wholes or {}, prefix=len("_WHOLE_KEYS = ")),
         helpers=helpers,
     )
 
@@ -194,7 +202,9 @@ def replace_block(source: str, frozen: FrozenConfigs, path: Path) -> str:
     """The file's source with its block regenerated (with the helpers the port calls,
     `port_helpers`); the result is checked to be valid Python."""
     start, stop = _block_span(source, path)
-    block = render_block(frozen, port_helpers(source, path), tile_keys(path.stem))
+    block = render_block(
+        frozen, port_helpers(source, path), tile_keys(path.stem), whole_keys(path.stem)
+    )
     new = source[:start] + block + source[stop:]
     try:
         ast.parse(new)

@@ -502,6 +502,8 @@ _TILE_KEYS = {
     "bwd_dx": {"BLOCK_M": "max_seq_len", "BLOCK_N": "D", "BLOCK_K": "T"},
     "bwd_dy_db": {"BLOCK_M": "D", "BLOCK_N": "T", "BLOCK_K": "max_seq_len"},
 }
+# kernel -> the shape keys of the dimensions a program holds whole (`_same_tile`)
+_WHOLE_KEYS = {}
 _DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
 _ITEMSIZES = {"float32": 4, "float16": 2, "bfloat16": 2}
 _PICKED = {}  # (device, kernel, dtype, shape) -> config
@@ -529,6 +531,16 @@ def _shape_distance(frozen, asked):
     )
 
 
+def _same_tile(kernel, frozen, asked):
+    """Whether a frozen case's shape pads each dimension the kernel holds whole to the asked
+    shape's size: configs tuned for another tile (a row 64 times wider, say) do not carry over."""
+    return all(
+        triton.next_power_of_2(max(frozen.get(k, 1), 1))
+        == triton.next_power_of_2(max(asked.get(k, 1), 1))
+        for k in _WHOLE_KEYS.get(kernel, ())
+    )
+
+
 def _pick_config(kernel, shape, dtype, device, default):
     """The frozen config of this soc for the case; else the nearest frozen case's, its blocks fit
     to the shape; else `default`.
@@ -536,12 +548,14 @@ def _pick_config(kernel, shape, dtype, device, default):
     Nearest: the smallest sum over the shape keys of |log2(frozen) - log2(asked)|, among the cases
     of the dtype and of the other dtypes of its element size (float16 and bfloat16: the same tile
     bytes, so the same shared memory or unified buffer, and the same matrix-unit rate), those
-    counted one doubling further; a warning once per kernel and soc in a process (a test suite of
-    many small shapes would repeat it for each). Fit: a block larger than the dimension it tiles
-    padded to a power of two (at least 16, what tl.dot takes) only computes padding, and the
-    search never measures one; it is shrunk to that size. No tuning happens at run time. Picks
-    are kept per device, kernel, dtype and shape: the launch of a small kernel must not wait for
-    the lookup. `default` is the kernel's default for `shape` (`default_config(kernel, shape)`).
+    counted one doubling further, and only those whose dimensions held whole pad as the shape's
+    (`_same_tile`: a norm's row of 16384 elements takes no warps tuned for rows of 256); a
+    warning once per kernel and soc in a process (a test suite of many small shapes would
+    repeat it for each). Fit: a block larger than the dimension it tiles padded to a power of
+    two (at least 16, what tl.dot takes) only computes padding, and the search never measures
+    one; it is shrunk to that size. No tuning happens at run time. Picks are kept per device,
+    kernel, dtype and shape: the launch of a small kernel must not wait for the lookup.
+    `default` is the kernel's default for `shape` (`default_config(kernel, shape)`).
     """
     key = (device, kernel, dtype, tuple(sorted(shape.items())))
     if key not in _PICKED:
@@ -556,7 +570,10 @@ def _pick(soc, kernel, shape, dtype, default):
             return dict(entry["config"])
     size = _ITEMSIZES.get(dtype)
     entries = [
-        e for e in frozen if e["dtype"] == dtype or (size and _ITEMSIZES.get(e["dtype"]) == size)
+        e
+        for e in frozen
+        if (e["dtype"] == dtype or (size and _ITEMSIZES.get(e["dtype"]) == size))
+        and _same_tile(kernel, e["shape"], shape)
     ]
     if not entries:
         return dict(default)
