@@ -1,6 +1,7 @@
 """The A/B line of the A/B scripts (`benchmarks/*_ab.py`): variants of a
 kernel timed interleaved, each judged against one of them by the search's A/B rule (at least 1%
-faster or slower with a one-sided Mann-Whitney p < 0.01), outputs compared bit for bit."""
+faster or slower with a one-sided Mann-Whitney p < 0.01), outputs compared bit for bit where a
+variant names the tensors it writes."""
 
 from __future__ import annotations
 
@@ -34,9 +35,10 @@ def ab_line(backend, fns: dict[str, Call], rounds: int, reps: int, reference: st
         loses = faster_beyond_noise(base, times, MIN_GAIN, ALPHA)[0]
         verdict = "" if name == reference else " wins" if wins else " loses" if loses else " ties"
         same = all(torch.equal(a, b) for a, b in zip(fns[name][1], base_outs, strict=True))
+        compared = f", same {same}" if base_outs else ""  # no tensors given: none compared
         q = statistics.quantiles(times, n=5)
         cells.append(
             f"{name} {statistics.median(times):.4f} ({q[0]:.4f}-{q[3]:.4f}, n={len(times)},"
-            f" {-gain:+.1%} vs {reference}{verdict}, same {same})"
+            f" {-gain:+.1%} vs {reference}{verdict}{compared})"
         )
     return "; ".join(cells)
