@@ -3,18 +3,17 @@ rule (the generated block's `_same_tile`): first-call seconds and part times aga
 
 Per op and held-out shape (`--shape OP:KEY=V,...:DTYPE`, by default rows wider than every case
 frozen on the H200 for the dtype), per part (fwd, then bwd):
-- `before`: the fwd and bwd_dx configs the port of `--before ROOT` (an earlier checkout) picks,
-  launched through this port (the kernels' @triton.jit source is the same; bwd_dw's pick did
+- `before` (or NAME): the fwd and bwd_dx configs the port of `--before [NAME=]ROOT` (an
+  earlier checkout; repeatable) picks, launched through this port (the kernels' @triton.jit source is the same; bwd_dw's pick did
   not change, so both take this port's);
-- `after`: this port's own pick (the kernel's default where no frozen case holds rows of the
-  same padded width);
+- `after`: this port's own pick;
 - `upstream`: upstream's kernels.
 `first s`: the wall seconds of a variant's first call, compiles (and upstream's autotune) included,
 in a fresh Triton cache per process, so nothing comes from an earlier run. Then `interleaved_ab.ab_line`: rounds of
 reps of each variant in turn, each judged against upstream.
 
     git worktree add ../before REV
-    python benchmarks/wide_row_pick.py --soc H200 --before ../before
+    python benchmarks/wide_row_pick.py --soc H200 --before ../before [--before NAME=../other]
 """
 
 from __future__ import annotations
@@ -100,7 +99,10 @@ def time_parts(backend, spec: OpSpec, case: Case, configs: dict, rounds: int, re
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--soc", required=True, help="a GPU soc (H200)")
-    parser.add_argument("--before", type=Path, required=True, help="an earlier checkout")
+    parser.add_argument(
+        "--before", action="append", required=True, metavar="[NAME=]ROOT",
+        help="an earlier checkout, its variant named NAME (default: before); repeatable",
+    )  # fmt: skip
     parser.add_argument("--shape", action="append", help="OP:KEY=V,...:DTYPE (repeatable)")
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--reps", type=int, default=5)
@@ -108,15 +110,18 @@ def main() -> None:
     backend = get_backend(args.soc)
     if backend.is_interpreter:
         raise SystemExit("wide_row_pick.py times kernels: it needs a GPU soc")
+    roots = dict((item.split("=", 1) if "=" in item else ("before", item)) for item in args.before)
+    roots = {name: Path(root) for name, root in roots.items()}
     print(f"# {backend.describe()}, versions {backend.versions()}", flush=True)
     for text in args.shape or SHAPES:
         spec, shape, dtype = parse_shape(text)
         case = spec.make_case(shape, dtype, (), "performance")
-        before, said_before = picks(before_port(spec.name, args.before), args.soc, shape, dtype)
-        after, said_after = picks(load_port(spec.name), args.soc, shape, dtype)
-        print(f"# {spec.name} {case.name} before: {said_before}", flush=True)
-        print(f"# {spec.name} {case.name} after: {said_after}", flush=True)
-        configs = {"before": before, "after": after}
+        ports = {name: before_port(spec.name, root) for name, root in roots.items()}
+        ports["after"] = load_port(spec.name)
+        configs = {}
+        for name, port in ports.items():
+            configs[name], said = picks(port, args.soc, shape, dtype)
+            print(f"# {spec.name} {case.name} {name}: {said}", flush=True)
         time_parts(backend, spec, case, configs, args.rounds, args.reps)
 
 

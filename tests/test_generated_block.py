@@ -145,9 +145,9 @@ def test_launcher_picks_frozen_then_nearest_then_default(tree, cpu):
     assert len(lookups) == 1 and caught == []
 
 
-def test_a_row_kernel_takes_no_config_frozen_for_another_row_width(tree):
+def test_a_config_frozen_for_another_row_width_keeps_its_elements_per_thread(tree):
     """A group-norm row of 2 x 8192 elements took the 1-warp config frozen for rows of 2 x 128:
-    ptxas spent over 400 s on it on the H200 (verify, f4e17f0); such a shape takes the default."""
+    ptxas spent over 400 s on it on the H200 (verify, f4e17f0). Warps scale with the row."""
     config = {"BLOCK_N": 2, "NUM_PROGRAMS": 8192, "num_warps": 1}
     shape = {"N": 1048576, "H": 2, "D": 128}
     entry = {"case": "n1048576_h2_d128_fp32", "dtype": "float32", "shape": shape, "config": config}
@@ -156,19 +156,30 @@ def test_a_row_kernel_takes_no_config_frozen_for_another_row_width(tree):
     port = load_port("group_norm_mul_dropout")
 
     def pick(asked):
+        default = port.default_config("bwd_dx", asked)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the nearest case's warning
-            return port._pick(
-                "H200", "bwd_dx", asked, "float32", port.default_config("bwd_dx", asked)
-            )
+            return port._pick("H200", "bwd_dx", asked, "float32", default)
 
-    wide = {"N": 3, "H": 2, "D": 5000}
-    assert pick(wide) == port.default_config("bwd_dx", wide)
-    assert pick(wide)["num_warps"] == 8  # upstream's warps for the row
-    assert pick({"N": 3, "H": 4, "D": 100}) == port.default_config(
-        "bwd_dx", {"N": 3, "H": 4, "D": 100}
-    )
-    assert pick({"N": 3, "H": 2, "D": 100}) == config  # its rows pad to 2 x 128: the frozen case's
+    # 64 times the padded row: 64 warps, at most 16 (the most a search tries)
+    assert pick({"N": 3, "H": 2, "D": 5000}) == {**config, "num_warps": 16}
+    assert pick({"N": 3, "H": 4, "D": 100}) == {**config, "num_warps": 2}  # rows of 4 x 128
+    assert pick({"N": 3, "H": 2, "D": 100}) == config  # rows of 2 x 128, as the frozen case's
+    assert pick({"N": 3, "H": 1, "D": 16}) == config  # narrower: never under one warp
+
+
+def test_max_warps_is_the_most_any_search_tries():
+    from ops import all_ops
+
+    warps = {
+        value
+        for spec in all_ops().values()
+        for kernel in spec.kernels
+        for tunable in kernel.tunables
+        if tunable.name == "num_warps"
+        for value in tunable.values
+    }
+    assert f"_MAX_WARPS = {max(warps)} " in render_block(FROZEN)
 
 
 def test_the_nearest_case_is_warned_once_per_kernel_and_soc(tree):

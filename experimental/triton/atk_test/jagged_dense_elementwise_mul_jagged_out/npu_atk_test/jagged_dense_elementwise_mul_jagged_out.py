@@ -128,8 +128,9 @@ _LAUNCH_OPTIONS = {
 }
 # kernel -> block -> the shape key of the dimension it tiles (`_fit_blocks`)
 _TILE_KEYS = {"fwd": {"BLOCK_M": "max_seq_len", "BLOCK_N": "max_seq_len"}}
-# kernel -> the shape keys of the dimensions a program holds whole (`_same_tile`)
+# kernel -> the shape keys of the dimensions a program holds whole (`_fit_warps`)
 _WHOLE_KEYS = {}
+_MAX_WARPS = 16  # the most warps a search tries (the ops' num_warps tunables)
 _DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
 _ITEMSIZES = {"float32": 4, "float16": 2, "bfloat16": 2}
 _PICKED = {}  # (device, kernel, dtype, shape) -> config
@@ -157,14 +158,18 @@ def _shape_distance(frozen, asked):
     )
 
 
-def _same_tile(kernel, frozen, asked):
-    """Whether a frozen case's shape pads each dimension the kernel holds whole to the asked
-    shape's size: configs tuned for another tile (a row 64 times wider, say) do not carry over."""
-    return all(
-        triton.next_power_of_2(max(frozen.get(k, 1), 1))
-        == triton.next_power_of_2(max(asked.get(k, 1), 1))
-        for k in _WHOLE_KEYS.get(kernel, ())
+def _fit_warps(kernel, config, frozen, asked):
+    """A config frozen for dimensions held whole (a norm's row) of another padded size keeps its
+    elements per thread: its warps scale with that size (a row 64 times wider: 64 times the
+    warps, at most _MAX_WARPS), where ptxas spent minutes on a row of 16384 at one warp."""
+    keys = _WHOLE_KEYS.get(kernel, ())
+    if "num_warps" not in config or not keys:
+        return config
+    ratio = math.prod(triton.next_power_of_2(max(asked.get(k, 1), 1)) for k in keys) / math.prod(
+        triton.next_power_of_2(max(frozen.get(k, 1), 1)) for k in keys
     )
+    warps = min(max(int(config["num_warps"] * ratio), 1), _MAX_WARPS)
+    return {**config, "num_warps": warps}
 
 
 def _pick_config(kernel, shape, dtype, device, default):
@@ -174,12 +179,11 @@ def _pick_config(kernel, shape, dtype, device, default):
     Nearest: the smallest sum over the shape keys of |log2(frozen) - log2(asked)|, among the cases
     of the dtype and of the other dtypes of its element size (float16 and bfloat16: the same tile
     bytes, so the same shared memory or unified buffer, and the same matrix-unit rate), those
-    counted one doubling further, and only those whose dimensions held whole pad as the shape's
-    (`_same_tile`: a norm's row of 16384 elements takes no warps tuned for rows of 256); a
-    warning once per kernel and soc in a process (a test suite of many small shapes would
-    repeat it for each). Fit: a block larger than the dimension it tiles padded to a power of
-    two (at least 16, what tl.dot takes) only computes padding, and the search never measures
-    one; it is shrunk to that size. No tuning happens at run time. Picks are kept per device,
+    counted one doubling further; a warning once per kernel and soc in a process (a test suite
+    of many small shapes would repeat it for each). Fit: a block larger than the dimension it
+    tiles padded to a power of two (at least 16, what tl.dot takes) only computes padding, and
+    the search never measures one; it is shrunk to that size; the warps scale with the
+    dimensions held whole (`_fit_warps`). No tuning happens at run time. Picks are kept per device,
     kernel, dtype and shape: the launch of a small kernel must not wait for the lookup.
     `default` is the kernel's default for `shape` (`default_config(kernel, shape)`).
     """
@@ -196,10 +200,7 @@ def _pick(soc, kernel, shape, dtype, default):
             return dict(entry["config"])
     size = _ITEMSIZES.get(dtype)
     entries = [
-        e
-        for e in frozen
-        if (e["dtype"] == dtype or (size and _ITEMSIZES.get(e["dtype"]) == size))
-        and _same_tile(kernel, e["shape"], shape)
+        e for e in frozen if e["dtype"] == dtype or (size and _ITEMSIZES.get(e["dtype"]) == size)
     ]
     if not entries:
         return dict(default)
@@ -218,7 +219,8 @@ def _pick(soc, kernel, shape, dtype, default):
             "(said once per kernel and soc)",
             stacklevel=4,
         )
-    return _fit_blocks(kernel, nearest["config"], shape)
+    fitted = _fit_blocks(kernel, nearest["config"], shape)
+    return _fit_warps(kernel, fitted, nearest["shape"], shape)
 
 
 def _fit_blocks(kernel, config, shape):
