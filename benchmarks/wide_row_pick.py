@@ -1,16 +1,17 @@
-"""The launchers' pick for norm rows wider than any frozen case, before and after the whole-row
-rule (the generated block's `_same_tile`): first-call seconds and part times against upstream.
+"""The launchers' pick for norm rows wider than any frozen case: first-call seconds and part
+times of the configs each checkout's rule picks, against upstream, interleaved.
 
 Per op and held-out shape (`--shape OP:KEY=V,...:DTYPE`, by default rows wider than every case
 frozen on the H200 for the dtype), per part (fwd, then bwd):
 - `before` (or NAME): the fwd and bwd_dx configs the port of `--before [NAME=]ROOT` (an
-  earlier checkout; repeatable) picks, launched through this port (the kernels' @triton.jit source is the same; bwd_dw's pick did
-  not change, so both take this port's);
-- `after`: this port's own pick;
+  earlier checkout; repeatable) picks, launched through this port (the kernels' @triton.jit
+  source is the same; bwd_dw's pick is not in question, so all take this port's);
+- `after`: this port's own pick (since 24c941d: the nearest case's warps scaled with the row);
 - `upstream`: upstream's kernels.
-`first s`: the wall seconds of a variant's first call, compiles (and upstream's autotune) included,
-in a fresh Triton cache per process, so nothing comes from an earlier run. Then `interleaved_ab.ab_line`: rounds of
-reps of each variant in turn, each judged against upstream.
+`first s`: the wall seconds of a variant's first call, compiles (and upstream's autotune)
+included, in a fresh Triton cache per process (0.0: a kernel an earlier variant compiled).
+Then `interleaved_ab.ab_line`: rounds of reps of each variant in turn, each judged against
+upstream.
 
     git worktree add ../before REV
     python benchmarks/wide_row_pick.py --soc H200 --before ../before [--before NAME=../other]
