@@ -176,10 +176,9 @@ class KernelSpec:
     #: moving work into the next kernel, and its studies are others than those of it alone.
     feeds: str = ""
     #: Shape keys of the dimensions one program holds whole (a norm's row): the kernel's block
-    #: is the dimension padded to a power of two, no tunable. A config frozen for another
-    #: padded size was tuned for another tile (its warps can spill, or starve, on this one), so a
-    #: launcher facing a shape nobody froze takes it only from a case of the same padded sizes
-    #: (the generated block's `_WHOLE_KEYS`).
+    #: is the dimension padded to a power of two, no tunable. A config frozen for another padded
+    #: size was tuned for another tile, so a launcher facing a shape nobody froze scales the
+    #: nearest case's warps with that size (the generated block's `_WHOLE_KEYS`, `_fit_warps`).
     whole_keys: tuple[str, ...] = ()
 
     def tunable(self, name: str) -> Tunable:
