@@ -22,6 +22,7 @@ import jinja2
 
 from core.errors import UserError
 from ops import all_ops
+from ops.spec import KernelSpec
 
 from ..backends import npu_options
 from ..backends.cuda import CudaBackend
@@ -82,20 +83,20 @@ def _template() -> jinja2.Template:
     return env.get_template("generated_block.py.j2")
 
 
-def tile_keys(op: str) -> dict[str, dict[str, str]]:
-    """kernel -> block -> the shape key of the dimension it tiles, for the port of `op` ({} for
-    a file that is no op's port)."""
+def _port_kernels(op: str) -> tuple[KernelSpec, ...]:
+    """The kernels of the op a port file is named for (none for a file that is no op's port)."""
     spec = all_ops().get(op)
-    kernels = spec.kernels if spec else ()
-    return {k.name: k.tile_keys for k in kernels if k.tile_keys}
+    return spec.kernels if spec else ()
+
+
+def tile_keys(op: str) -> dict[str, dict[str, str]]:
+    """kernel -> block -> the shape key of the dimension it tiles, for the port of `op`."""
+    return {k.name: k.tile_keys for k in _port_kernels(op) if k.tile_keys}
 
 
 def whole_keys(op: str) -> dict[str, tuple[str, ...]]:
-    """kernel -> the shape keys of the dimensions a program holds whole, for the port of `op`
-    ({} for a file that is no op's port)."""
-    spec = all_ops().get(op)
-    kernels = spec.kernels if spec else ()
-    return {k.name: k.whole_keys for k in kernels if k.whole_keys}
+    """kernel -> the shape keys of the dimensions a program holds whole, for the port of `op`."""
+    return {k.name: k.whole_keys for k in _port_kernels(op) if k.whole_keys}
 
 
 def render_block(
