@@ -12,7 +12,6 @@ from .conftest import autotune_cli
 NOT_YET_PORTED: set[str] = {
     "dense_jagged_cat_jagged_out_kernel",
     "jagged_self_substraction_jagged_out_kernel",
-    "jagged_jagged_elementwise_arithmetic_ops",
     "triton_batched_dense_vec_jagged_2d_matmul",
     "array_jagged_bmm_kernel",
     "jagged_jagged_bmm_jagged_out_kernel",
