@@ -78,9 +78,10 @@ def _kernel(name: str, output: str) -> KernelSpec:
         grid=_grid,
         tile_bytes=_tile_bytes,
         stream_bytes=_stream_bytes,
+        # A block over its dimension padded only computes padding; upstream's 32 stays allowed.
         constraints=(
-            BlockFits("BLOCK_COL", lambda c: max(16, next_pow2(c.shape["D"])), "D"),
-            BlockFits("BLOCK_ROW", lambda c: next_pow2(c.shape["N"]), "N"),
+            BlockFits("BLOCK_COL", lambda c: max(UPSTREAM_BLOCK, next_pow2(c.shape["D"])), "D"),
+            BlockFits("BLOCK_ROW", lambda c: max(UPSTREAM_BLOCK, next_pow2(c.shape["N"])), "N"),
         ),
         port_kernel="_jagged_jagged_elementwise_kernel",
         upstream_kernel="jagged_jagged_elementwise_arithmetic_ops",
