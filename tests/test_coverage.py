@@ -10,7 +10,6 @@ from .conftest import autotune_cli
 
 #: FBGEMM jit functions no port covers yet (empty once the set is ported).
 NOT_YET_PORTED: set[str] = {
-    "triton_batched_dense_vec_jagged_2d_matmul",
     "array_jagged_bmm_kernel",
     "jagged_jagged_bmm_jagged_out_kernel",
 }
