@@ -128,7 +128,7 @@ class JaggedSelfSubstractionJaggedOut(Jagged1dOp):
         a = inputs["a"].to(compute_dtype)
         offsets, offsets_b = inputs["offsets_a"].cpu(), inputs["offsets_b"].cpu()
         sides = differences(offsets[1:] - offsets[:-1], int(inputs["max_seq_len"]))
-        b = torch.zeros(int(inputs["total"]), dtype=compute_dtype, device=a.device)
+        b = torch.zeros(int(offsets_b[-1]), dtype=compute_dtype, device=a.device)
         for i, side in enumerate(sides.tolist()):
             begin, out = int(offsets[i]), int(offsets_b[i])
             values = a[begin : begin + side + 1]

@@ -8,12 +8,6 @@ from ops.coverage import NOT_NEEDED, Coverage, jit_functions, source_rows
 
 from .conftest import autotune_cli
 
-#: FBGEMM jit functions no port covers yet (empty once the set is ported).
-NOT_YET_PORTED: set[str] = {
-    "array_jagged_bmm_kernel",
-    "jagged_jagged_bmm_jagged_out_kernel",
-}
-
 
 def test_every_fbgemm_kernel_is_covered_or_said_why_not():
     rows = source_rows(FBGEMM)
@@ -24,11 +18,8 @@ def test_every_fbgemm_kernel_is_covered_or_said_why_not():
         "sll/triton/triton_jagged_bmm_jagged_out.py",
     }
     assert len(rows) == 30  # fbgemm-gpu-cpu 1.9.0: 28 kernels and 2 helpers (tensor_elementwise_*)
-    not_ported = {row.function for row in rows if row.coverage is Coverage.NOT_PORTED}
-    assert not_ported == NOT_YET_PORTED, (
-        f"not ported: {sorted(not_ported - NOT_YET_PORTED)}; "
-        f"ported since: {sorted(NOT_YET_PORTED - not_ported)}"
-    )
+    not_ported = sorted(row.function for row in rows if row.coverage is Coverage.NOT_PORTED)
+    assert not_ported == [], f"FBGEMM kernels no port covers: {not_ported}"
     for row in rows:
         if row.coverage in (Coverage.PORTED, Coverage.INLINED):
             assert row.kernels, row
