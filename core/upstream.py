@@ -50,6 +50,9 @@ class UpstreamSource:
     #: Modules upstream imports by absolute name: (module name, file under root, sha256), each
     #: checked and given that name only while an upstream file that imports it loads.
     imports: tuple[tuple[str, str, str], ...] = ()
+    #: Glob patterns under root of the files that hold the Triton kernels a port may cover: the
+    #: files the coverage table (`ops.coverage`) lists, every `@triton.jit` function of each.
+    kernel_files: tuple[str, ...] = ()
 
     def root(self) -> Path:
         """The folder upstream's files are read from; UserError (one line) where there is none."""
@@ -112,6 +115,7 @@ FBGEMM = UpstreamSource(
     wheel="fbgemm-gpu-cpu",
     wheel_version="1.9.0",
     package="fbgemm_gpu",
+    kernel_files=("sll/triton/*.py", "triton/jagged/*.py"),
 )
 #: Its files say Apache-2.0 (Meta's, then NVIDIA's headers); the repository's LICENSE is BSD-3
 #: text followed by an NVIDIA notice, so nothing of it is copied here.
@@ -121,6 +125,7 @@ RECSYS_EXAMPLES = UpstreamSource(
     commit="43465aeabf61515e28d74cbb5234ff7c627dcc19",
     license="Apache-2.0 (file headers)",
     setting="AUTOTUNE_RECSYS_EXAMPLES",
+    kernel_files=("examples/hstu/ops/triton_ops/*.py", "examples/commons/ops/triton_ops/*.py"),
     imports=(
         (
             "commons.ops.triton_ops.common",

@@ -214,18 +214,21 @@ _COPY = dict(
         fits_registers,
     ),
 )
-#: (port kernel, upstream kernels) of each direction.
+#: (port kernel, upstream kernels) of each direction: upstream launches a kernel without and one
+#: with b's prefix rows, both calling one jit helper (`..._w_prefix`); the port's one kernel
+#: does both.
 PORT_KERNELS = {
-    "join": ("_concat_2d_jagged_kernel", "concat_2D_jagged_w_prefix"),
-    "part": ("_split_2d_jagged_kernel", "split_2D_jagged_w_prefix"),
+    "join": ("_concat_2d_jagged_kernel", ("concat_2D_jagged", "concat_2D_jagged_jagged_w_prefix")),
+    "part": ("_split_2d_jagged_kernel", ("split_2D_jagged", "split_2D_jagged_jagged_w_prefix")),
 }
 
 
 def kernel(name: str, direction: str, outputs: tuple[str, ...]) -> KernelSpec:
-    port, upstream = PORT_KERNELS[direction]
+    port, (upstream, *variants) = PORT_KERNELS[direction]
     return KernelSpec(
-        name=name, outputs=outputs, port_kernel=port, upstream_kernel=upstream, **_COPY
-    )
+        name=name, outputs=outputs, port_kernel=port, upstream_kernel=upstream,
+        upstream_variants=tuple(variants), **_COPY,
+    )  # fmt: skip
 
 
 class ConcatSplitOp(OpSpec):

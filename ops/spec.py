@@ -171,6 +171,9 @@ class KernelSpec:
     port_kernel: str = ""
     #: Name of the upstream `@triton.jit` function this kernel ports.
     upstream_kernel: str = ""
+    #: Other upstream `@triton.jit` functions this kernel does the work of (launch variants of
+    #: one computation that the port runs as one kernel); `upstream_kernels` has them all.
+    upstream_variants: tuple[str, ...] = ()
     #: The kernel whose input this one's config sizes (a norm's bwd_dx leaves bwd_dw a partial
     #: row per program): a trial times both (`OpSpec.timed_call`), so that no config wins by
     #: moving work into the next kernel, and its studies are others than those of it alone.
@@ -180,6 +183,11 @@ class KernelSpec:
     #: size was tuned for another tile, so a launcher facing a shape nobody froze scales the
     #: nearest case's warps with that size (the generated block's `_WHOLE_KEYS`, `_fit_warps`).
     whole_keys: tuple[str, ...] = ()
+
+    @property
+    def upstream_kernels(self) -> tuple[str, ...]:
+        """Every upstream `@triton.jit` function this kernel covers (the coverage table's)."""
+        return tuple(n for n in (self.upstream_kernel, *self.upstream_variants) if n)
 
     def tunable(self, name: str) -> Tunable:
         return next(t for t in self.tunables if t.name == name)

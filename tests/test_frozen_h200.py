@@ -14,9 +14,16 @@ from .conftest import ROOT
 #: Ops whose H200 tuning is not finished, with the number of (kernel, case) pairs not frozen yet
 #: (issue 29's ops, docs/runs/2026-12-0*_issue29_H200_*). The test fails once one of them is
 #: frozen, so the list shrinks as the tuning lands; what is frozen is held to the rule anyway.
-UNFINISHED: dict[str, int] = {}
+UNFINISHED: dict[str, int] = {
+    # issue 51's ops: their H200 round is written (the report of i51-fbgemm-set), not yet run.
+    "jagged_jagged_elementwise": 8,
+    "dense_jagged_cat_jagged_out": 4,
+    "jagged_self_substraction_jagged_out": 4,
+    "batched_dense_vec_jagged_2d_matmul": 4,
+    "jagged_jagged_bmm_jagged_out": 12,
+}
 #: Of those, the ops with no H200 frozen result at all.
-NOT_STARTED: set[str] = set()
+NOT_STARTED: set[str] = set(UNFINISHED)
 
 
 @pytest.mark.parametrize("op", sorted(all_ops()))

@@ -92,9 +92,22 @@ def list_cases(
     console.print(table)
 
 
-def list_ops() -> None:
+def list_ops(
+    upstream: Annotated[
+        bool,
+        typer.Option(
+            "--upstream",
+            help="Instead, every @triton.jit function of each upstream kernel file and the op "
+            "and kernel that covers it, or why none is needed, or 'not ported'.",
+        ),
+    ] = False,
+) -> None:
     """The ops, their upstream, kernels and tunables."""
     from ops import all_ops
+
+    if upstream:
+        coverage_table()
+        return
 
     table = Table()
     for column in ("op", "upstream", "kernel", "tunables", "cases (accuracy / performance)"):
@@ -110,3 +123,19 @@ def list_ops() -> None:
             counts = f"{len(spec.cases('accuracy'))} / {len(spec.cases('performance'))}"
             table.add_row(spec.name, upstream, kernel.name, tunables, counts)
     console.print(table)
+
+
+def coverage_table() -> None:
+    """`autotune ops --upstream`: the coverage table (`ops.coverage`), and a line per upstream
+    that is not found here."""
+    from ops.coverage import describe, table
+
+    rows, missing = table()
+    out = Table()
+    for column in ("upstream", "file", "@triton.jit function", "coverage", "covered by"):
+        out.add_column(column, overflow="fold")
+    for row in rows:
+        out.add_row(row.source, row.file, row.function, row.coverage.value, describe(row))
+    console.print(out)
+    for source, reason in missing.items():
+        console.print(f"{source}: not listed ({reason})", markup=False, highlight=False)
