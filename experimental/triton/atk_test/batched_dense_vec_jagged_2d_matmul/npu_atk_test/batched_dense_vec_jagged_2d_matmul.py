@@ -58,7 +58,30 @@ def _dense_vec_jagged_matmul_kernel(
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
 # Launch configs frozen per soc, kernel and case, the code that picks one at run time, and the
 # launcher helpers this port shares with others (autotuner.atk.generated_block.PORT_HELPERS).
-FROZEN_CONFIGS = {}
+FROZEN_CONFIGS = {
+    "H200": {
+        "fwd": [
+            {
+                "case": "b1024_n256_h4_d64_fp16",
+                "dtype": "float16",
+                "shape": {"B": 1024, "max_seq_len": 256, "H": 4, "D": 64},
+                "config": {"BLOCK_L": 1, "BLOCK_D": 64, "num_warps": 4, "PROGRAMS": 0},
+            },
+            {
+                "case": "b2048_n512_h2_d128_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 2048, "max_seq_len": 512, "H": 2, "D": 128},
+                "config": {"BLOCK_L": 1, "BLOCK_D": 64, "num_warps": 4, "PROGRAMS": 0},
+            },
+            {
+                "case": "b512_n1024_h8_d64_fp32",
+                "dtype": "float32",
+                "shape": {"B": 512, "max_seq_len": 1024, "H": 8, "D": 64},
+                "config": {"BLOCK_L": 1, "BLOCK_D": 64, "num_warps": 4, "PROGRAMS": 0},
+            },
+        ],
+    },
+}
 
 _SOC_PATTERNS = (
     ("^Ascend950PR", "950PR"),

@@ -120,7 +120,112 @@ def _array_jagged_bmm_kernel(
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
 # Launch configs frozen per soc, kernel and case, the code that picks one at run time, and the
 # launcher helpers this port shares with others (autotuner.atk.generated_block.PORT_HELPERS).
-FROZEN_CONFIGS = {}
+FROZEN_CONFIGS = {
+    "H200": {
+        "bwd_dx": [
+            {
+                "case": "b128_n512_d64_fp32",
+                "dtype": "float32",
+                "shape": {"B": 128, "max_seq_len": 512, "D": 64},
+                "config": {
+                    "BLOCK_M": 32,
+                    "BLOCK_N": 64,
+                    "BLOCK_K": 32,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                },
+            },
+            {
+                "case": "b512_n256_d128_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 512, "max_seq_len": 256, "D": 128},
+                "config": {
+                    "BLOCK_M": 32,
+                    "BLOCK_N": 64,
+                    "BLOCK_K": 32,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                },
+            },
+            {
+                "case": "b768_n256_d256_fp16",
+                "dtype": "float16",
+                "shape": {"B": 768, "max_seq_len": 256, "D": 256},
+                "config": {
+                    "BLOCK_M": 32,
+                    "BLOCK_N": 64,
+                    "BLOCK_K": 32,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                },
+            },
+        ],
+        "bwd_dy": [
+            {
+                "case": "b128_n512_d64_fp32",
+                "dtype": "float32",
+                "shape": {"B": 128, "max_seq_len": 512, "D": 64},
+                "config": {
+                    "BLOCK_M": 32,
+                    "BLOCK_N": 64,
+                    "BLOCK_K": 32,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                },
+            },
+            {
+                "case": "b512_n256_d128_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 512, "max_seq_len": 256, "D": 128},
+                "config": {
+                    "BLOCK_M": 32,
+                    "BLOCK_N": 64,
+                    "BLOCK_K": 32,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                },
+            },
+        ],
+        "fwd": [
+            {
+                "case": "b128_n512_d64_fp32",
+                "dtype": "float32",
+                "shape": {"B": 128, "max_seq_len": 512, "D": 64},
+                "config": {
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 32,
+                    "BLOCK_K": 32,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                },
+            },
+            {
+                "case": "b512_n256_d128_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 512, "max_seq_len": 256, "D": 128},
+                "config": {
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 32,
+                    "BLOCK_K": 32,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                },
+            },
+            {
+                "case": "b768_n256_d256_fp16",
+                "dtype": "float16",
+                "shape": {"B": 768, "max_seq_len": 256, "D": 256},
+                "config": {
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 32,
+                    "BLOCK_K": 32,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                },
+            },
+        ],
+    },
+}
 
 _SOC_PATTERNS = (
     ("^Ascend950PR", "950PR"),

@@ -49,7 +49,26 @@ def _jagged_jagged_elementwise_kernel(
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
 # Launch configs frozen per soc, kernel and case, the code that picks one at run time, and the
 # launcher helpers this port shares with others (autotuner.atk.generated_block.PORT_HELPERS).
-FROZEN_CONFIGS = {}
+FROZEN_CONFIGS = {
+    "H200": {
+        "add": [
+            {
+                "case": "n262144_d256_fp16",
+                "dtype": "float16",
+                "shape": {"N": 262144, "D": 256},
+                "config": {"BLOCK_ROW": 32, "BLOCK_COL": 64, "num_warps": 4, "PROGRAMS": 0},
+            },
+        ],
+        "mul": [
+            {
+                "case": "n262144_d256_fp16",
+                "dtype": "float16",
+                "shape": {"N": 262144, "D": 256},
+                "config": {"BLOCK_ROW": 32, "BLOCK_COL": 64, "num_warps": 4, "PROGRAMS": 0},
+            },
+        ],
+    },
+}
 
 _SOC_PATTERNS = (
     ("^Ascend950PR", "950PR"),

@@ -57,7 +57,36 @@ def _jagged_self_subtraction_kernel(
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
 # Launch configs frozen per soc, kernel and case, the code that picks one at run time, and the
 # launcher helpers this port shares with others (autotuner.atk.generated_block.PORT_HELPERS).
-FROZEN_CONFIGS = {}
+FROZEN_CONFIGS = {
+    "H200": {
+        "fwd": [
+            {
+                "case": "b1024_n256_fp16",
+                "dtype": "float16",
+                "shape": {"B": 1024, "max_seq_len": 256},
+                "config": {"BLOCK_M": 2, "BLOCK_N": 256, "num_warps": 4, "PROGRAMS": 0},
+            },
+            {
+                "case": "b2048_n128_fp32",
+                "dtype": "float32",
+                "shape": {"B": 2048, "max_seq_len": 128},
+                "config": {"BLOCK_M": 2, "BLOCK_N": 128, "num_warps": 4, "PROGRAMS": 0},
+            },
+            {
+                "case": "b256_n1024_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 256, "max_seq_len": 1024},
+                "config": {"BLOCK_M": 2, "BLOCK_N": 512, "num_warps": 4, "PROGRAMS": 0},
+            },
+            {
+                "case": "b512_n512_fp32",
+                "dtype": "float32",
+                "shape": {"B": 512, "max_seq_len": 512},
+                "config": {"BLOCK_M": 2, "BLOCK_N": 512, "num_warps": 4, "PROGRAMS": 0},
+            },
+        ],
+    },
+}
 
 _SOC_PATTERNS = (
     ("^Ascend950PR", "950PR"),
