@@ -381,3 +381,12 @@ def test_the_repositorys_frozen_configs_lie_in_their_spaces(target):
                     "baselines": [], "frozen_versions": [version]}  # fmt: skip
         import_export(target, document)
         entries = {}
+
+
+def test_a_recorded_export_still_imports(target):
+    """A real export (an H200 M1 freeze, docs/runs/): its hashes recomputed, its configs checked."""
+    from .conftest import ROOT
+
+    document = json.loads((ROOT / "docs/runs/2026-11-30_M1_H200_export.json").read_text())
+    result = import_export(target, document)
+    assert (result.baselines_added, result.versions_added) == (74, 3)
