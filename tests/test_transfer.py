@@ -265,9 +265,14 @@ def test_cli_round_trip_and_one_line_errors(source, tmp_path):
     broken.write_text(file.read_text()[:-40])
     wrong = tmp_path / "wrong.json"
     wrong.write_text(json.dumps({**json.loads(file.read_text()), "version": 7}))
+    tampered = tmp_path / "tampered.json"
+    document = json.loads(file.read_text())
+    _tamper(document, "value_outside_the_space")
+    tampered.write_text(json.dumps(document))
     for path, message in [
         (broken, f"error: {broken} is not valid JSON: "),
         (wrong, "error: unsupported export version 7; this autotune reads versions 1, 2"),
+        (tampered, f"error: frozen_versions[0]: entries['{ROWS}']: BLOCK_ROW=24 is outside "),
         (tmp_path / "absent.json", f"error: cannot read {tmp_path / 'absent.json'}: "),
     ]:
         refused = autotune_cli("import", str(path), "--db", target.url)
@@ -356,7 +361,9 @@ def test_a_tampered_export_is_refused_whole_with_nothing_added(source, target, k
 def test_a_non_finite_number_is_refused_with_nothing_added(source, target):
     document = json.loads(json.dumps(export_document(source, None, None)))
     document["ceilings"][0]["bandwidth"] = float("inf")
-    with pytest.raises(UserError, match=r"^ceilings\[0\]\.bandwidth: Input should be a finite number$"):
+    with pytest.raises(
+        UserError, match=r"^ceilings\[0\]\.bandwidth: Input should be a finite number$"
+    ):
         import_export(target, document)
     assert counts(target, TABLES) == (0, 0, 0, 0)
 
