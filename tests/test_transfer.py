@@ -397,3 +397,16 @@ def test_a_recorded_export_still_imports(target):
     document = json.loads((ROOT / "docs/runs/2026-11-30_M1_H200_export.json").read_text())
     result = import_export(target, document)
     assert (result.baselines_added, result.versions_added) == (74, 3)
+
+
+def test_upstreams_default_passes_where_a_constraint_would_refuse_another_config(source, target):
+    """Upstream's default runs as it is (BLOCK_COL=32 over a D of 16): a row at it is no
+    tampering; the same block beside another BLOCK_ROW is."""
+    document = json.loads(json.dumps(export_document(source, None, None)))
+    (verdict_row,) = [row for row in document["accuracy"] if row["soc"] == "cpu"]
+    verdict_row["configs"] = {"fwd": {"BLOCK_ROW": 32, "BLOCK_COL": 32, "num_warps": 4}}
+    refused = copy.deepcopy(document)
+    refused["accuracy"][document["accuracy"].index(verdict_row)]["configs"]["fwd"]["BLOCK_ROW"] = 16
+    with pytest.raises(UserError, match=r"BLOCK_COL=32 is larger than D padded to 16$"):
+        import_export(target, refused)
+    assert import_export(target, document).accuracy_added == 3

@@ -151,8 +151,9 @@ def _config_problem(
         return f"the config is {config!r}, not an object"
     profile = _profile(soc, config)
     space = space_for(kernel, profile.launch_options, profile.option_defaults)
-    if config == _default(space, kernel, case):
-        return None  # upstream's default runs as it is, inside the space or not
+    default = _default(space, kernel, case)
+    if config.items() <= default.items():
+        return None  # upstream's default (or part of it) runs as it is, inside the space or not
     names = [t.name for t in space.tunables]
     unknown = [key for key in config if key not in names]
     if unknown:
@@ -169,11 +170,12 @@ def _config_problem(
     return kernel.launch_violation(complete, case, profile.limits)
 
 
-def _default(space: SearchSpace, kernel: KernelSpec, case: Case) -> dict[str, Any] | None:
+def _default(space: SearchSpace, kernel: KernelSpec, case: Case) -> dict[str, Any]:
+    """Upstream's default config for the case, with the space's launch options at theirs."""
     try:
         return space.complete(kernel.default(case))
     except ValueError:  # the default names no value of a tunable without a default
-        return None
+        return kernel.default(case)
 
 
 def _one_of(value: Any, values: tuple) -> bool:
