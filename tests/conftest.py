@@ -74,6 +74,15 @@ requires_postgres = pytest.mark.skipif(
 )
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """AUTOTUNE_REQUIRE_POSTGRES=1 (CI): no server is an error, not skipped tests."""
+    if os.environ.get("AUTOTUNE_REQUIRE_POSTGRES") == "1" and not postgres_reachable():
+        raise pytest.UsageError(
+            f"AUTOTUNE_REQUIRE_POSTGRES=1 but no PostgreSQL server is reachable at "
+            f"{POSTGRES_SERVER} (AUTOTUNE_TEST_POSTGRES)"
+        )
+
+
 @contextmanager
 def postgres_database() -> Iterator[str]:
     """The URL of a new, empty database of its own on the server; dropped on leaving."""
