@@ -5,15 +5,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from optuna.trial import TrialState
 from sqlalchemy import (
     Column,
     DateTime,
+    Enum,
     Float,
     Integer,
     MetaData,
     String,
     Table,
     Text,
+    cast,
     exists,
     func,
     select,
@@ -26,6 +29,10 @@ from .schemas import TrialOut
 
 #: The columns of Optuna's tables these queries read (Optuna creates and owns the tables).
 _metadata = MetaData()
+#: A trial's state as Optuna declares it (`optuna/storages/_rdb/models.py`: `Enum(TrialState)`):
+#: the state's name, a native enum type `trialstate` on PostgreSQL, so a filter's value is bound
+#: as that type there; read back as the name.
+_state = Enum(*(state.name for state in TrialState), name="trialstate")
 studies = Table(
     "studies",
     _metadata,
@@ -38,7 +45,7 @@ trials = Table(
     Column("trial_id", Integer, primary_key=True),
     Column("number", Integer),
     Column("study_id", Integer),
-    Column("state", String),
+    Column("state", _state),
     Column("datetime_start", DateTime),
     Column("datetime_complete", DateTime),
 )
@@ -153,7 +160,8 @@ def page(
     order = {
         "number": (trials.c.number,),
         "value": (value.is_(None), value, trials.c.number),
-        "state": (trials.c.state, trials.c.number),
+        # by name on every database (PostgreSQL's enum would sort in declaration order)
+        "state": (cast(trials.c.state, String), trials.c.number),
     }[sort]
     return _read(session, _where(optuna_id, state, category), order, limit, offset)
 

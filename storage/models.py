@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -156,6 +158,11 @@ class Claim(Base):
     study: Mapped[StudyRecord] = relationship(back_populates="claims")
 
 
+def content_hash(label: str, entries: dict[str, Any]) -> str:
+    """The sha256 of a frozen version's label and entries (`FrozenVersion.content_hash`)."""
+    return hashlib.sha256(json.dumps([label, entries], sort_keys=True).encode()).hexdigest()
+
+
 class FrozenVersion(Base):
     """One `autotune freeze` of an op on a soc that changed something: its label and numbers."""
 
@@ -166,7 +173,8 @@ class FrozenVersion(Base):
     soc: Mapped[str] = mapped_column(String(64), index=True)
     label: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
-    #: sha256 of `entries`: a freeze that would record the same entries again records nothing.
+    #: `content_hash(label, entries)`: a freeze that would record the same entries again records
+    #: nothing, and an import recomputes it.
     content_hash: Mapped[str] = mapped_column(String(64))
     #: Per (kernel, case): config, median/p20/p80/n, default time, study, trial, environment.
     entries: Mapped[dict[str, Any]]

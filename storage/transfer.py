@@ -5,8 +5,10 @@ The file is versioned JSON: {"format": "autotune-export", "version": 2, "exporte
 "baselines": [...], "frozen_versions": [...], "accuracy": [...], "ceilings": [...]}, every column
 but the database's own ids, times with their timezone. Version 1 files (no accuracy, no
 ceilings) are still read. An import is checked whole before anything is written (the first
-problem is one line naming its place, e.g. `baselines[3].median_ms: ...`), runs in one
-transaction and is idempotent: a row whose natural key is already there is skipped.
+problem is one line naming its place, e.g. `baselines[3].median_ms: ...`): its form and each
+frozen version's content hash here, what the rows name (ops, kernels, cases, socs, configs) by
+the caller's `check`. It runs in one transaction and is idempotent: a row whose natural key is
+already there is skipped.
 """
 
 from __future__ import annotations
@@ -34,7 +36,14 @@ from core.errors import UserError
 from core.files import write_files
 
 from .db import Database
-from .models import AccuracyResult, Baseline, DeviceCeiling, FrozenVersion, measuring_backend
+from .models import (
+    AccuracyResult,
+    Baseline,
+    DeviceCeiling,
+    FrozenVersion,
+    content_hash,
+    measuring_backend,
+)
 
 FORMAT = "autotune-export"
 VERSION = 2
@@ -237,11 +246,19 @@ def parse_document(document: Any) -> ExportDocument:
             f"versions {', '.join(map(str, READS))}"
         )
     try:
-        return ExportDocument.model_validate(document)
+        parsed = ExportDocument.model_validate(document)
     except ValidationError as exc:
         error = exc.errors()[0]
         where = _location(error["loc"])
         raise UserError(f"{where}: {error['msg']}" if where else error["msg"]) from None
+    for i, version in enumerate(parsed.frozen_versions):
+        digest = content_hash(version.label, version.entries)
+        if version.content_hash != digest:
+            raise UserError(
+                f"frozen_versions[{i}].content_hash: {version.content_hash!r} is not the hash of "
+                f"its label and entries ({digest})"
+            )
+    return parsed
 
 
 def _baseline_key(row: Baseline | BaselineRecord) -> tuple:
@@ -260,9 +277,16 @@ def _ceiling_key(row: DeviceCeiling | CeilingRecord) -> tuple:
     return (row.soc, _utc(row.measured_at))
 
 
-def import_document(db: Database, document: Any) -> ImportResult:
-    """Add the rows of an export that are not there yet, in one transaction; nothing if invalid."""
+#: What the caller checks of a parsed export before anything is written: UserError naming the
+#: first row it refuses (`autotuner.freeze.import_check`: what this checkout knows).
+Check = Callable[[ExportDocument, Database], None]
+
+
+def import_document(db: Database, document: Any, check: Check) -> ImportResult:
+    """Add the rows of an export that are not there yet, in one transaction; nothing if invalid
+    or refused by `check`."""
     parsed = parse_document(document)
+    check(parsed, db)
     ops = sorted({r.op for r in [*parsed.baselines, *parsed.frozen_versions, *parsed.accuracy]})
     socs = sorted({r.soc for r in parsed.ceilings})
     sections = (  # (table, records, natural key, rows of the database that may hold it)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import optuna
 from optuna.distributions import IntDistribution
@@ -283,9 +282,8 @@ def _trials(storage, name: str, complete: int, failed: int) -> None:
         study.add_trial(trial)
 
 
-def seed(folder: Path) -> Seeded:
-    """Create and fill `folder/dashboard.db`."""
-    url = f"sqlite:///{folder / 'dashboard.db'}"
+def seed(url: str) -> Seeded:
+    """Fill the empty database at `url`."""
     db = open_database(url)
     storage = optuna_storage(db)
     optuna.logging.set_verbosity(optuna.logging.WARNING)

@@ -1,9 +1,8 @@
-"""The JSON API and the HTML pages over a seeded SQLite database (no GPU, no interpreter)."""
+"""The JSON API and the HTML pages over a seeded database, SQLite and PostgreSQL (no GPU, no
+interpreter)."""
 
 import json
 import math
-import sys
-import types
 
 import pytest
 from fastapi.testclient import TestClient
@@ -12,6 +11,7 @@ from api.formatting import ms
 from api.main import create_app
 from api.plots import overview_chart
 from api.schemas import CaseOut
+from autotuner.freeze import import_check
 from autotuner.settings import settings
 from core.errors import UserError
 from ops import all_ops
@@ -37,8 +37,9 @@ from tests.dashboard_seed import (
 
 
 @pytest.fixture(scope="module")
-def seeded(tmp_path_factory):
-    return seed(tmp_path_factory.mktemp("dashboard"))
+def seeded(module_db):
+    """The seeded database, on SQLite and on PostgreSQL."""
+    return seed(module_db)
 
 
 @pytest.fixture(scope="module")
@@ -217,18 +218,16 @@ def test_unknown_study_is_404(client):
 
 @pytest.fixture
 def imported(monkeypatch):
-    """storage.transfer stood in for: import_document records its documents."""
+    """The import stood in for: import_export records its documents."""
     calls = []
 
-    def import_document(db, document):
+    def import_export(db, document):
         if "bad" in document:
             raise UserError("not an export document: no 'format' field")
         calls.append((db.url, document))
         return {"baselines": 1}
 
-    module = types.ModuleType("storage.transfer")
-    module.import_document = import_document
-    monkeypatch.setitem(sys.modules, "storage.transfer", module)
+    monkeypatch.setattr(import_check, "import_export", import_export)
     return calls
 
 
@@ -341,18 +340,51 @@ def test_a_fuzz_of_the_import_endpoint_finds_no_server_error(client, api_token, 
     assert {400, 401, 413, 422} <= statuses
 
 
-def test_import_round_trip(client, api_token, seeded, tmp_path):
-    """The real storage.transfer: the seeded database's export fills an empty one."""
+@pytest.fixture
+def export(tmp_path):
+    """An untampered export (the rows of tests/test_transfer.py)."""
     from storage import open_database
     from storage.transfer import export_document
 
+    from .test_transfer import seed as seed_rows
+
+    source = open_database(f"sqlite:///{tmp_path / 'source.db'}")
+    seed_rows(source)
+    return json.loads(json.dumps(export_document(source, None, None)))
+
+
+def test_import_round_trip(api_token, export, any_db):
+    """The real import: an untampered export fills an empty database, whose API then shows it."""
     api_token("s3cret")
-    document = export_document(open_database(seeded.url), None, None)
-    empty = TestClient(create_app(f"sqlite:///{tmp_path / 'empty.db'}"))
-    response = empty.post("/api/import", json=document, headers={"Authorization": "Bearer s3cret"})
+    empty = TestClient(create_app(any_db))
+    response = empty.post("/api/import", json=export, headers={"Authorization": "Bearer s3cret"})
     assert response.status_code == 200, response.text
-    for path in ("/api/baselines", "/api/frozen-versions"):
-        assert empty.get(path).json()["total"] == client.get(path).json()["total"] > 0
+    assert response.json()["summary"]["baselines_added"] == len(export["baselines"]) > 0
+    for path, section in (
+        ("/api/baselines", "baselines"),
+        ("/api/frozen-versions", "frozen_versions"),
+    ):
+        assert empty.get(path).json()["total"] == len(export[section]) > 0
+
+
+def test_a_tampered_import_is_refused_naming_its_first_bad_row(api_token, export, any_db):
+    """The same checks as `autotune import`: a config outside its kernel's space, with its hash
+    recomputed, is answered 422 with the one line, and nothing is added."""
+    from storage.models import content_hash
+
+    api_token("s3cret")
+    version = export["frozen_versions"][0]
+    next(iter(version["entries"].values()))["config"]["BLOCK_ROW"] = -16
+    version["content_hash"] = content_hash(version["label"], version["entries"])
+    empty = TestClient(create_app(any_db))
+    response = empty.post("/api/import", json=export, headers={"Authorization": "Bearer s3cret"})
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["msg"] == (
+        "frozen_versions[0]: entries['fwd b2048_n256_d64_fp16']: BLOCK_ROW=-16 is outside "
+        "[1, 2, 4, 8, 16, 32, 64, 128]"
+    )
+    for path in ("/api/baselines", "/api/frozen-versions", "/api/accuracy"):
+        assert empty.get(path).json()["total"] == 0
 
 
 def test_overview_page(client):

@@ -18,19 +18,8 @@ from core.errors import UserError
 from storage import Claim, Run, StudyRecord, open_database
 from storage.models import utcnow
 
-from .conftest import ROOT
-from .test_postgres import _reachable
-from .test_postgres import pg_url as pg_url  # noqa: F401 - the fixture, where a server is up
+from .conftest import ROOT, requires_postgres
 from .test_search import COPY_CASE, COPY_OP, trials_of, tune
-
-POSTGRES = pytest.mark.skipif(not _reachable(), reason="no PostgreSQL server reachable")
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=POSTGRES)])
-def any_db(request, tmp_path):
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'autotune.db'}"
-    return request.getfixturevalue("pg_url")
 
 
 def autotune_run(db_url, trials, *extra, cases=(COPY_CASE,), env=None):
@@ -137,8 +126,8 @@ def _verdicts(stdout: str) -> dict[str, tuple[str, str]]:
     return rows
 
 
-@POSTGRES
-def test_concurrent_processes_agree_on_every_verdict(pg_url):  # noqa: F811
+@requires_postgres
+def test_concurrent_processes_agree_on_every_verdict(pg_url):
     """Three processes, two studies of eight trials (the closing note of issue 19 has the same
     on all nine cases of the op)."""
     cases = ["b1_n8_d16_fp32", "b1_n8_d16_bf16"]

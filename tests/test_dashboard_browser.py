@@ -29,6 +29,7 @@ from tests.dashboard_seed import (
     seed,
 )
 
+from .conftest import DATABASES, empty_database
 from .test_frozen_h200 import NOT_STARTED
 
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
@@ -39,8 +40,9 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def seeded(tmp_path_factory):
-    return seed(tmp_path_factory.mktemp("browser"))
+def seeded(module_db):
+    """The seeded database, on SQLite and on PostgreSQL."""
+    return seed(module_db)
 
 
 def _serve(app) -> tuple[uvicorn.Server, str]:
@@ -227,13 +229,13 @@ def test_overview_without_javascript(browser_without_js, base_url):
     assert not browser_without_js.find_elements(By.CSS_SELECTOR, ".plot-container")
 
 
-@pytest.fixture(scope="module")
-def fresh_clone_url(tmp_path_factory):
+@pytest.fixture(scope="module", params=DATABASES)
+def fresh_clone_url(request, tmp_path_factory):
     """The app over an empty database in this checkout, as on a fresh clone."""
-    url = f"sqlite:///{tmp_path_factory.mktemp('fresh') / 'empty.db'}"
-    server, base = _serve(create_app(url))
-    yield base
-    server.should_exit = True
+    with empty_database(request.param, tmp_path_factory.mktemp("fresh")) as url:
+        server, base = _serve(create_app(url))
+        yield base
+        server.should_exit = True
 
 
 def test_fresh_clone_shows_the_frozen_h200_results(browser, fresh_clone_url):
@@ -260,17 +262,17 @@ def test_fresh_clone_shows_the_frozen_h200_results(browser, fresh_clone_url):
         assert _severe(browser) == []
 
 
-@pytest.fixture(scope="module")
-def cpu_run(tmp_path_factory):
+@pytest.fixture(scope="module", params=DATABASES)
+def cpu_run(request, tmp_path_factory):
     """A real `cpu` run of one small study (the interpreter), served: (base URL, study id)."""
     from autotuner.search import runner
 
-    url = f"sqlite:///{tmp_path_factory.mktemp('cpu_run') / 'run.db'}"
-    (record,) = runner.run("dense_to_jagged", "cpu", kernels=None, cases=["b1_n8_d16_bf16"],
-                           trials=4, db_url=url, seed=0, timeout_s=120)  # fmt: skip
-    server, base = _serve(create_app(url, repository=False))
-    yield base, record.id
-    server.should_exit = True
+    with empty_database(request.param, tmp_path_factory.mktemp("cpu_run")) as url:
+        (record,) = runner.run("dense_to_jagged", "cpu", kernels=None, cases=["b1_n8_d16_bf16"],
+                               trials=4, db_url=url, seed=0, timeout_s=120)  # fmt: skip
+        server, base = _serve(create_app(url, repository=False))
+        yield base, record.id
+        server.should_exit = True
 
 
 def test_trial_table_filters_after_a_cpu_run(browser, browser_without_js, cpu_run):

@@ -23,9 +23,9 @@ from .test_frozen_h200 import NOT_STARTED
 
 
 @pytest.fixture
-def empty(tmp_path):
-    url = f"sqlite:///{tmp_path / 'empty.db'}"
-    return url, TestClient(create_app(url))
+def empty(any_db):
+    """An empty database (SQLite and PostgreSQL) and the service over it and this checkout."""
+    return any_db, TestClient(create_app(any_db))
 
 
 def _frozen_h200(op: str) -> dict[tuple[str, str], dict]:
@@ -107,8 +107,8 @@ def test_the_database_overrides_the_checkout(empty):
     assert others and all(i["source"].startswith("from the repository") for i in others)
 
 
-def test_without_the_repository_nothing_is_recorded(tmp_path):
-    client = TestClient(create_app(f"sqlite:///{tmp_path / 'e.db'}", repository=False))
+def test_without_the_repository_nothing_is_recorded(any_db):
+    client = TestClient(create_app(any_db, repository=False))
     assert client.get("/api/cases").json()["total"] == 0
     assert "Nothing recorded yet" in client.get("/").text
 
@@ -121,7 +121,9 @@ def test_regressions_of_an_empty_database_say_how_to_make_one(empty):
     assert "autotune verify --op OP --soc SOC" in page
 
 
-def test_a_part_frozen_in_part_shows_each_kernels_speedup_as_show_does(tmp_path, monkeypatch):
+def test_a_part_frozen_in_part_shows_each_kernels_speedup_as_show_does(
+    tmp_path, monkeypatch, any_db
+):
     """In a copy of the ATK folders where layer_norm_mul_dropout's backward of n131072_d256_bf16
     has bwd_dx frozen on the H200 and not bwd_dw: the part has no total, and its frozen kernel
     carries the speedup `autotune show` prints for it, written alike."""
@@ -135,7 +137,7 @@ def test_a_part_frozen_in_part_shows_each_kernels_speedup_as_show_does(tmp_path,
     del entry["frozen"]["H200"]["kernels"]["bwd_dw"]
     path.write_text(json.dumps(document), encoding="utf-8")
     monkeypatch.setenv("AUTOTUNE_ROOT", str(tmp_path))
-    client = TestClient(create_app(f"sqlite:///{tmp_path / 'empty.db'}"))
+    client = TestClient(create_app(any_db))
     text = speedup_text(frozen[("bwd_dx", case)]["speedup_over_default"])
     page = client.get(f"/ops/{op}").text
     assert f"{text} over its default" in page

@@ -14,6 +14,7 @@ from sqlalchemy import select
 
 from autotuner.atk.generated_block import BEGIN_MARKER, read_frozen
 from autotuner.freeze.freeze import freeze
+from autotuner.freeze.import_check import import_export
 from autotuner.measure.numbers import short_number, speedup_text
 from autotuner.search import runner
 from autotuner.search.study import INTERPRETER_RETIMING
@@ -21,6 +22,7 @@ from core.errors import UserError
 from core.paths import frozen_configs_file, performance_json, port_file
 from ops import get_op
 from storage import FrozenVersion, StudyRecord, open_database
+from storage.transfer import export_document
 
 from .conftest import ROOT, autotune_cli
 
@@ -58,7 +60,7 @@ def snapshot():
     return {path: path.read_bytes() if path.exists() else None for path in files()}
 
 
-def test_freeze_writes_all_three_files_and_a_version(tuned):
+def test_freeze_writes_all_three_files_and_a_version(tuned, tmp_path):
     db, record = tuned
     result = freeze(db, SPEC, "cpu", label=None, dry_run=False, force=False)
     winner = record.verdict["winner"]
@@ -93,6 +95,9 @@ def test_freeze_writes_all_three_files_and_a_version(tuned):
     with db.sessions() as session:
         (version,) = session.scalars(select(FrozenVersion)).all()
     assert version.label == "M1" and version.entries[f"fwd {TUNED}"]["config"] == winner
+    exported = json.loads(json.dumps(export_document(db, [OP], "cpu")))  # as a file holds it
+    imported = import_export(open_database(f"sqlite:///{tmp_path / 'other.db'}"), exported)
+    assert imported.versions_added == 1  # its hash and config pass the import's checks
     assert (
         subprocess.run(
             [sys.executable, "-m", "ruff", "format", "--check", str(port_file(OP))],

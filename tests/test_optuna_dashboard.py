@@ -43,8 +43,8 @@ def _get(url: str, deadline: float) -> str:
             time.sleep(0.5)
 
 
-def test_serve_starts_optuna_dashboard_on_the_same_database(tmp_path):
-    seeded = seed(tmp_path)
+def test_serve_starts_optuna_dashboard_on_the_same_database(any_db):
+    seeded = seed(any_db)
     ours, theirs = _free_port(), _free_port()
     args = ["serve", "--db", seeded.url, "--port", str(ours), "--optuna-dashboard", str(theirs)]
     server = subprocess.Popen(

@@ -3,52 +3,19 @@
 import os
 import subprocess
 import sys
-import uuid
 
 import optuna
-import pytest
-import sqlalchemy as sa
 from optuna.trial import TrialState
 from sqlalchemy import select
 
 from autotuner.search.space import config_key
 from storage import Claim, StudyRecord, open_database
 
-from .conftest import ROOT
+from .conftest import ROOT, requires_postgres
 
-SERVER = os.environ.get(
-    "AUTOTUNE_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
-)
 OP, CASE = "jagged_to_padded_dense", "b6_n33_d7_fp32"
 
-
-def _admin():
-    return sa.create_engine(SERVER, isolation_level="AUTOCOMMIT")
-
-
-def _reachable() -> bool:
-    try:
-        with _admin().connect():
-            return True
-    except Exception:  # noqa: BLE001
-        return False
-
-
-pytestmark = pytest.mark.skipif(
-    not _reachable(), reason=f"no PostgreSQL server reachable at {SERVER}"
-)
-
-
-@pytest.fixture
-def pg_url():
-    name = f"autotune_test_{uuid.uuid4().hex[:10]}"
-    admin = _admin()
-    with admin.connect() as connection:
-        connection.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    url = sa.engine.make_url(SERVER).set(database=name).render_as_string(hide_password=False)
-    yield url
-    with admin.connect() as connection:
-        connection.execute(sa.text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+pytestmark = requires_postgres
 
 
 def worker(url, trials, **env):

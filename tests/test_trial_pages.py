@@ -26,8 +26,9 @@ from tests.dashboard_seed import (
 
 
 @pytest.fixture(scope="module")
-def seeded(tmp_path_factory):
-    return seed(tmp_path_factory.mktemp("trials"))
+def seeded(module_db):
+    """The seeded database, on SQLite and on PostgreSQL."""
+    return seed(module_db)
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +43,9 @@ def _numbers(html: str) -> list[int]:
 
 def test_the_table_filters_and_sorts_without_javascript(client, seeded):
     url = f"/studies/{seeded.study_ids[STUDY_MAIN]}"
-    page = client.get(url).text
+    response = client.get(url)
+    assert response.status_code == 200  # on PostgreSQL too: the state filter's type (issue 48)
+    page = response.text
     assert _numbers(page) == list(range(MAIN_COMPLETE + MAIN_FAILED))
     assert "<script" not in page[page.index('<table class="trials">') :]
     assert f'data-outcome="complete">complete {MAIN_COMPLETE}' in page
@@ -57,6 +60,8 @@ def test_the_table_filters_and_sorts_without_javascript(client, seeded):
     fastest = _numbers(client.get(url, params={"state": "COMPLETE", "sort": "value"}).text)
     assert len(fastest) == MAIN_COMPLETE and fastest[0] == 3  # BLOCK_N=128, num_warps=1
     assert client.get(url, params={"state": "DONE"}).status_code == 422
+    by_state = _numbers(client.get(url, params={"sort": "state"}).text)  # by name everywhere
+    assert by_state == list(range(MAIN_COMPLETE + MAIN_FAILED))  # COMPLETE before FAIL
     assert 'id="parallel-coordinates"' in page
     assert '<a class="optuna-dashboard" href="http://127.0.0.1:8081/dashboard/studies/' in page
     assert 'http-equiv="refresh"' not in page  # nothing running
@@ -103,8 +108,8 @@ def test_a_trial_with_its_compiler_verdict(client, seeded):
     assert client.get("/studies/999999").status_code == 404
 
 
-def test_a_running_study_reloads(tmp_path):
-    url = f"sqlite:///{tmp_path / 'running.db'}"
+def test_a_running_study_reloads(any_db):
+    url = any_db
     db = open_database(url)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     with db.sessions() as session:

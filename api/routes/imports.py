@@ -14,6 +14,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 
+from autotuner.freeze import import_check
 from autotuner.settings import settings
 from core.errors import UserError
 
@@ -66,20 +67,19 @@ def _parse(body: bytes) -> Any:
         401: {"model": Message, "description": "Missing or wrong bearer token."},
         403: {"model": Message, "description": "Writing is disabled (no AUTOTUNE_API_TOKEN)."},
         413: {"model": Message, "description": "The body exceeds AUTOTUNE_IMPORT_MAX_BYTES."},
-        422: {"description": "Not an export document."},
+        422: {"description": "Not an export document, or a row this checkout does not know."},
     },
 )
 async def import_export(request: Request, db: DatabaseDep) -> ImportResult:
-    """Import an export document into the database; a malformed one is answered with 422."""
-    from storage.transfer import import_document  # written beside this service
-
+    """Import an export document into the database; a malformed one, or one with a row this
+    checkout does not know, is answered with 422 naming the first bad row."""
     document = _parse(await _read_body(request, settings().import_max_bytes))
     if not isinstance(document, dict):
         raise RequestValidationError(
             [{"loc": ("body",), "msg": "an export document is a JSON object", "type": "dict_type"}]
         )
     try:
-        summary = await run_in_threadpool(import_document, db, document)
+        summary = await run_in_threadpool(import_check.import_export, db, document)
     except UserError as exc:
         raise RequestValidationError(
             [{"loc": ("body",), "msg": str(exc), "type": "value_error"}]

@@ -44,13 +44,17 @@ def import_(
     file: Annotated[Path, typer.Argument(help="A file written by `autotune export`.")],
     db: DbOption = None,
 ) -> None:
-    """Add the rows of an export (`autotune export`); rows already there are skipped."""
+    """Add the rows of an export (`autotune export`); rows already there are skipped. A row this
+    checkout does not know (op, kernel, case, soc, a config outside its kernel's space) or a
+    frozen version whose content does not match its hash refuses the whole file."""
 
-    from storage.transfer import import_document, parse_document, read_export
+    from storage.transfer import parse_document, read_export
+
+    from ..freeze.import_check import import_export
 
     document = read_export(file)
     parse_document(document)  # a malformed file is refused before any database is opened
-    result = import_document(database_of(db), document)
+    result = import_export(database_of(db), document)
     console.print(
         f"imported {file}: {result.baselines_added} baselines added, {result.baselines_skipped} "
         f"skipped; {result.versions_added} frozen versions added, {result.versions_skipped} skipped; "

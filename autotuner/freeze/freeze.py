@@ -9,7 +9,6 @@ computed and checked before the first one is written, so bad input writes nothin
 from __future__ import annotations
 
 import difflib
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ from core.paths import atk_dir, frozen_configs_file, port_file, project_root
 from core.paths import performance_json as performance_json_path
 from ops.spec import Case, OpSpec
 from storage import Database, FrozenVersion, Run, StudyRecord, optuna_storage
+from storage.models import content_hash
 
 from ..atk import performance_json
 from ..atk.generated_block import BEGIN_MARKER, read_frozen, replace_block
@@ -420,7 +420,7 @@ def freeze(
 
 def _record_version(db: Database, op: str, soc: str, label: str, entries: list[Entry]) -> bool:
     content = {f"{e.kernel} {e.case}": e.frozen(label) for e in entries}
-    digest = hashlib.sha256(json.dumps([label, content], sort_keys=True).encode()).hexdigest()
+    digest = content_hash(label, content)
     with db.sessions() as session:
         latest = _latest_version(session, op, soc)
         if latest is not None and latest.content_hash == digest:
