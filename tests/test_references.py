@@ -21,6 +21,7 @@ from sqlalchemy import select
 
 from api.main import create_app as create_dashboard
 from autotuner.references import client
+from autotuner.references.source import SavedReferences
 from autotuner.references.store import MANIFEST, ReferenceSet, decode, encode, inputs_sha256
 from core.errors import UserError
 from ops import get_op
@@ -88,6 +89,12 @@ def test_a_saved_set_gives_the_live_verdicts(saved, db_url):
     assert {row[3] for row in again} == {"upstream", "torch"}
     assert f"dual: upstream {label}" in run.stdout
     assert f"second reference: upstream for 15, 15 of them {label}, torch" in run.stdout
+    # The dashboard marks the verdicts whose upstream ran on another machine.
+    dashboard = TestClient(create_dashboard(db_url))
+    items = dashboard.get("/api/accuracy", params={"op": "jagged_softmax"}).json()["items"]
+    assert {item["reference_from"] for item in items} == {label}
+    page = dashboard.get("/ops/jagged_softmax").text
+    assert f'<span class="remote" data-col="reference_from">(upstream {label})</span>' in page
 
 
 def test_the_set_holds_upstreams_outputs_and_their_provenance(saved):
@@ -141,15 +148,26 @@ def test_a_tampered_file_is_refused_in_one_line(saved, tmp_path):
         "(sha256 differs)"  # fmt: skip
 
 
+def _check(folder, op: str, dtype: str) -> str:
+    """The one line `--references` refuses the op's accuracy cases of a dtype with."""
+    spec = get_op(op)
+    todo = [(spec, case) for case in spec.cases("accuracy") if case.dtype == dtype]
+    with pytest.raises(UserError) as refused:
+        SavedReferences(folder).check(todo)
+    assert "\n" not in str(refused.value)
+    return str(refused.value)
+
+
 def test_a_different_inputs_hash_is_refused_in_one_line(saved, tmp_path):
     folder = shutil.copytree(saved[0], tmp_path / "set")
     path = folder / "jagged_softmax" / MANIFEST
     manifest = json.loads(path.read_text())
     manifest["cases"]["b6_n33_d3_bf16"]["inputs_sha256"] = "0" * 64  # saved from other inputs
     path.write_text(json.dumps(manifest))
-    line = _refused(folder, tmp_path)
-    assert line.startswith("error: jagged_softmax b6_n33_d3_bf16: the inputs' hash differs from")
-    assert "(" + inputs_sha256(_inputs("jagged_softmax", "b6_n33_d3_bf16"))[:12] + " here" in line
+    line = _check(folder, "jagged_softmax", "bfloat16")
+    assert line.startswith("jagged_softmax b6_n33_d3_bf16: the inputs' hash differs from")
+    here = inputs_sha256(_inputs("jagged_softmax", "b6_n33_d3_bf16"))
+    assert f"({here[:12]} here, 000000000000 on cpu)" in line
 
 
 def _inputs(op, case):
@@ -157,9 +175,22 @@ def _inputs(op, case):
     return spec.make_inputs(spec.case(case), "cpu")
 
 
-def test_a_missing_case_is_refused_in_one_line(saved, tmp_path):
-    line = _refused(saved[0], tmp_path, "--dtype", "fp16")  # only bf16 cases were saved
-    assert line == f"error: jagged_softmax b1_n8_d4_fp16: no reference saved in {saved[0]}"
+def test_a_missing_case_is_refused_in_one_line(saved):
+    line = _check(saved[0], "jagged_softmax", "float16")  # only bf16 cases were saved
+    assert line == f"jagged_softmax b1_n8_d4_fp16: no reference saved in {saved[0]}"
+    line = _check(saved[0], "jagged_to_padded_dense", "float32")  # nor this op
+    assert line.startswith("jagged_to_padded_dense b1_n8_d16_fp32: no reference saved in")
+
+
+def test_a_set_of_another_upstream_is_refused_in_one_line(saved, tmp_path):
+    folder = shutil.copytree(saved[0], tmp_path / "set")
+    path = folder / "jagged_softmax" / MANIFEST
+    manifest = json.loads(path.read_text())
+    manifest["cases"]["b1_n8_d4_bf16"]["upstream"]["commit"] = "f" * 40
+    path.write_text(json.dumps(manifest))
+    line = _check(folder, "jagged_softmax", "bfloat16")
+    assert line.startswith("jagged_softmax b1_n8_d4_bf16: the reference was saved from pytorch/FBGEMM ffffffffffff")
+    assert line.endswith("which is not the upstream this checkout pins")
 
 
 # -- the reference server -----------------------------------------------------------------------
@@ -278,36 +309,16 @@ def test_a_dropped_connection_is_retried(server, monkeypatch):
     assert len(calls) == 2 and entry.served_by == server and set(files) == {"y", "dx"}
 
 
-def test_an_unreachable_server_is_one_line(tmp_path):
+def test_an_unreachable_server_is_one_line(monkeypatch):
     url = f"http://127.0.0.1:{_free_port()}"
-    db = f"sqlite:///{tmp_path}/unreachable.db"
-    run = autotune_cli("verify", "--op", "jagged_softmax", "--soc", "cpu", "--db", db,
-                       "--references", url, env={"AUTOTUNE_REFERENCE_ATTEMPTS": "2"})  # fmt: skip
-    assert run.returncode == 2 and run.stdout == "", run.stdout + run.stderr
-    line = run.stderr.strip()
-    assert line.startswith(f"error: jagged_softmax b1_n8_d4_fp32: cannot reach the reference "
-                           f"server at {url} (")  # fmt: skip
-    assert line.endswith("; 2 attempts)") and "\n" not in line
-    assert stored_rows(db) == 0
-
-
-def test_the_dashboard_marks_a_reference_from_another_machine(saved, tmp_path):
-    url = f"sqlite:///{tmp_path}/dashboard.db"
-    run = autotune_cli("verify", *OPS, "--soc", "cpu", "--db", url, "--references", str(saved[0]))
-    assert run.returncode == 0, run.stdout + run.stderr
-    dashboard = TestClient(create_dashboard(url))
-    items = dashboard.get("/api/accuracy", params={"op": "jagged_softmax"}).json()["items"]
-    assert {item["reference_from"] for item in items} == {f"on cpu, saved {TODAY}"}
-    page = dashboard.get("/ops/jagged_softmax").text
-    assert f'<span class="remote" data-col="reference_from">(upstream on cpu, saved {TODAY})' in page
-
-
-def test_a_user_error_names_the_case_for_a_set_of_another_upstream(saved, tmp_path):
-    folder = shutil.copytree(saved[0], tmp_path / "set")
-    path = folder / "jagged_softmax" / MANIFEST
-    manifest = json.loads(path.read_text())
-    manifest["cases"]["b1_n8_d4_bf16"]["upstream"]["commit"] = "f" * 40
-    path.write_text(json.dumps(manifest))
+    monkeypatch.setenv("AUTOTUNE_REFERENCE_ATTEMPTS", "2")
+    client.settings.cache_clear()
     spec = get_op("jagged_softmax")
-    with pytest.raises(UserError, match="which is not the upstream this checkout pins"):
-        ReferenceSet(folder).entry(spec, spec.case("b1_n8_d4_bf16"))
+    try:
+        with pytest.raises(UserError) as refused:
+            client.ask(url, spec, spec.case("b1_n8_d4_fp32"))
+    finally:
+        client.settings.cache_clear()
+    line = str(refused.value)
+    assert line.startswith(f"jagged_softmax b1_n8_d4_fp32: cannot reach the reference server at {url} (")
+    assert line.endswith("; 2 attempts)") and "\n" not in line
