@@ -71,7 +71,7 @@ def verify(
 
     from ..backends import get_backend
     from ..cases.store import kind_for, user_cases
-    from ..references.store import capture, write_set
+    from ..references.store import write_set
     from ..settings import settings
     from ..verify.report import VerifyReport
     from ..verify.runner import default_jobs, run_cases
@@ -139,9 +139,8 @@ def verify(
             for result in run_cases(todo, backend, level, jobs, source, keep):  # type: ignore[arg-type]
                 store.add(result)
                 report.add(result)
-                if keep:
-                    saved.append(capture(get_op(result.op), result.case, result.inputs_sha256,
-                                         result.upstream, backend))  # fmt: skip
+                if result.reference:
+                    saved.append(result.reference)
     if save_references is not None:
         write_set(save_references, saved)
     stored = f"stored {store.count} verdicts in {database.engine.url}"

@@ -19,7 +19,7 @@ from ..atk.generated_block import nearest_warning
 from ..backends import Backend
 from ..measure.accuracy import Errors, Level, Verdict, judge, measure
 from ..references.source import LIVE, ReferenceSource
-from ..references.store import inputs_sha256
+from ..references.store import Entry, capture, inputs_sha256
 
 #: The phases of a case, in the order they run; `compile` is the part of `port` and `upstream`
 #: spent compiling kernels (or loading them from Triton's cache), where Triton can report it.
@@ -58,9 +58,9 @@ class CaseResult:
     configs: dict[str, dict[str, Any]] = field(default_factory=dict)  # kernel -> config
     seconds: dict[str, float] = field(default_factory=dict)  # phase -> wall seconds
     nearest: list[tuple[str, str]] = field(default_factory=list)  # (kernel, soc)
-    #: Upstream's outputs on the CPU and the inputs' hash, kept where verify saves references.
-    upstream: dict[str, torch.Tensor] = field(default_factory=dict)
-    inputs_sha256: str = ""
+    #: Upstream's outputs as a reference set's entry and files, where verify saves references
+    #: (bytes, not tensors: they cross from a worker process whole).
+    reference: tuple[Entry, dict[str, bytes]] | None = None
 
 
 def _to_cpu(inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -185,8 +185,7 @@ def verify_case(
         cpu_inputs = _to_cpu(inputs)
         golden = op.reference(cpu_inputs)
     if keep_upstream:
-        result.upstream = {name: tensor.detach().cpu() for name, tensor in upstream.items()}
-        result.inputs_sha256 = inputs_sha256(cpu_inputs)
+        result.reference = capture(op, case, inputs_sha256(cpu_inputs), upstream, backend)
     with phase("compare"):
         for name, actual in port.items():
             row = _row(op, case, name, actual, golden, cpu_inputs, upstream, torch_outputs, level)
