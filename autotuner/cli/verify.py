@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -168,7 +169,14 @@ def reference_source(given: str | None, todo: list) -> Iterator[ReferenceSource]
         yield source
         return
     with tempfile.TemporaryDirectory(prefix="autotune-references-") as folder:
+        started = time.perf_counter()
         fetch_set(given, todo, Path(folder))
+        console.print(
+            f"upstream's outputs of {len(todo)} cases from {given} in "
+            f"{time.perf_counter() - started:.1f} s",
+            markup=False,
+            highlight=False,
+        )
         source = SavedReferences(Path(folder))
         source.check(todo)
         yield source

@@ -16,6 +16,7 @@ import io
 import re
 import sys
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +138,12 @@ def decode(data: bytes, described: OutputFile) -> torch.Tensor:
     return tensor
 
 
+@cache
+def versions_of(backend: Backend) -> dict[str, Any]:
+    """The environment of a backend, read once a process (it asks git and the driver)."""
+    return environment(backend)
+
+
 def capture(
     spec: OpSpec, case: Case, inputs_hash: str, outputs: Tensors, backend: Backend
 ) -> tuple[Entry, dict[str, bytes]]:
@@ -162,7 +169,7 @@ def capture(
         },  # fmt: skip
         soc=backend.soc,
         device=backend.device_name,
-        versions=environment(backend),
+        versions=versions_of(backend),
         command=" ".join(["autotune", *sys.argv[1:]]),
         saved_at=datetime.now(UTC),
     )
