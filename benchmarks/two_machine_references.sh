@@ -42,12 +42,12 @@ step() {  # name, timeout, command...: its output to OUT/name.txt (and here), rc
   echo "$name: rc=$rc, $((SECONDS - start)) s" | tee -a "$out/times.txt"
 }
 
-step save "${SAVE_S:-330}" python3 -m autotuner verify "${which[@]}" --soc "$soc" --cases accuracy \
+step save "${SAVE_S:-300}" python3 -m autotuner verify "${which[@]}" --soc "$soc" --cases accuracy \
   --jobs "$jobs" --db "sqlite:///$out/gpu.db" --save-references "$set_dir"
 { du -sh "$set_dir"; echo "files: $(find "$set_dir" -name '*.npy' | wc -l)";
   du -sh "$set_dir"/*; } > "$out/set_size.txt" 2>&1
 
-step from_folder "${FOLDER_S:-90}" python3 -m autotuner verify "${which[@]}" --soc cpu \
+step from_folder "${FOLDER_S:-80}" python3 -m autotuner verify "${which[@]}" --soc cpu \
   --jobs "$jobs" --db "sqlite:///$out/cpu_folder.db" --references "$set_dir"
 
 python3 -m autotuner reference-server --soc "$soc" --port "$port" > "$out/server.txt" 2>&1 &
@@ -61,7 +61,7 @@ done
 step from_server "${SERVER_S:-150}" python3 -m autotuner verify "${which[@]}" --soc cpu \
   --jobs "$jobs" --db "sqlite:///$out/cpu_server.db" --references "http://127.0.0.1:$port"
 # The server refuses a client without the token, in one line.
-AUTOTUNE_REFERENCE_TOKEN=wrong step wrong_token 60 python3 -m autotuner verify \
+AUTOTUNE_REFERENCE_TOKEN=wrong step wrong_token 40 python3 -m autotuner verify \
   --op jagged_softmax --soc cpu --db "sqlite:///$out/cpu_refused.db" \
   --references "http://127.0.0.1:$port"
 kill "$server" 2>/dev/null || true
