@@ -189,7 +189,9 @@ def test_a_set_of_another_upstream_is_refused_in_one_line(saved, tmp_path):
     manifest["cases"]["b1_n8_d4_bf16"]["upstream"]["commit"] = "f" * 40
     path.write_text(json.dumps(manifest))
     line = _check(folder, "jagged_softmax", "bfloat16")
-    assert line.startswith("jagged_softmax b1_n8_d4_bf16: the reference was saved from pytorch/FBGEMM ffffffffffff")
+    assert line.startswith(
+        "jagged_softmax b1_n8_d4_bf16: the reference was saved from pytorch/FBGEMM ffffffffffff"
+    )
     assert line.endswith("which is not the upstream this checkout pins")
 
 
@@ -320,5 +322,7 @@ def test_an_unreachable_server_is_one_line(monkeypatch):
     finally:
         client.settings.cache_clear()
     line = str(refused.value)
-    assert line.startswith(f"jagged_softmax b1_n8_d4_fp32: cannot reach the reference server at {url} (")
+    assert line.startswith(
+        f"jagged_softmax b1_n8_d4_fp32: cannot reach the reference server at {url} ("
+    )
     assert line.endswith("; 2 attempts)") and "\n" not in line
