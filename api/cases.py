@@ -200,6 +200,7 @@ def accuracy_cells(
             outputs=len(rows),
             failed=[f"{r.output}: {r.reason}" for r in rows if not r.passed],
             verified_at=max(r.verified_at for r in rows),
+            reference_from=sorted({r.reference_from for r in rows if r.reference_from}),
         )
         for key, rows in outputs.items()
     }

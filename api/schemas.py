@@ -142,6 +142,9 @@ class AccuracyCell(BaseModel):
     outputs: int
     failed: list[str]  # "output: reason" of each failed output
     verified_at: Utc
+    #: Where upstream's outputs came from when another machine made them ("on H200, saved
+    #: 2026-12-04"), one entry per origin; empty: upstream ran beside the port.
+    reference_from: list[str] = []
 
 
 class CaseOut(BaseModel):
@@ -243,6 +246,8 @@ class AccuracyOut(OnSoc):
     configs: dict[str, Any]  # kernel -> config the port's launchers picked
     metrics: dict[str, Any]  # port and second-reference errors, their ratios
     reference: str  # the second reference: upstream, torch, or none
+    #: Where upstream's outputs came from when another machine made them; None: this machine.
+    reference_from: str | None = None
     level: str
     passed: bool
     mode: str  # dual, golden (the RFC's fallback), single

@@ -46,6 +46,21 @@ class Settings(BaseSettings):
     #: Where an optuna-dashboard on the same database answers (e.g. http://127.0.0.1:8080), for
     #: the study pages' links; `autotune serve --optuna-dashboard PORT` sets it for its own.
     optuna_dashboard_url: str | None = None
+    #: Bearer token `autotune reference-server` requires, and `verify --references URL` sends;
+    #: unset: the server answers anyone who reaches it (bind it to a trusted network).
+    reference_token: str | None = None
+    #: The largest request a reference server reads (bytes): a case's shape, dtype and offsets.
+    reference_max_request_bytes: int = Field(64 * 1024, ge=1024)
+    #: The most output bytes (the `.npy` files of one case) a reference server sends in one
+    #: answer; a larger case is refused with 422. An accuracy case's are kilobytes.
+    reference_max_output_bytes: int = Field(256 * 1024 * 1024, ge=1024)
+    #: Requests a reference server holds at once (one runs upstream, the others wait); more are
+    #: answered 429 and the client retries.
+    reference_max_requests: int = Field(4, ge=1)
+    #: Seconds `verify --references URL` waits for one answer (upstream compiles on a cold GPU)...
+    reference_timeout_s: float = Field(300.0, gt=0)
+    #: ...and the attempts it makes per case when the connection drops or the server is busy.
+    reference_attempts: int = Field(4, ge=1)
 
 
 @cache

@@ -41,15 +41,15 @@ def _unwritable(path: Path) -> str | None:
     return None
 
 
-def write_files(texts: dict[Path, str]) -> None:
-    """Replace each path's text. Every target is checked first, then each text goes to a
-    temporary file beside its target, then all are renamed into place; on any failure no
+def write_files(texts: dict[Path, str | bytes]) -> None:
+    """Replace each path's text (or bytes). Every target is checked first, then each text goes
+    to a temporary file beside its target, then all are renamed into place; on any failure no
     target has changed. Existing files keep their mode. OSErrors are one-line UserErrors."""
     problems = [reason for path in texts if (reason := _unwritable(path))]
     if problems:
         raise UserError(f"nothing written: {problems[0]}")
     temporaries: dict[Path, Path] = {}
-    old: dict[Path, str | None] = {}
+    old: dict[Path, bytes | None] = {}
     renamed: list[Path] = []
     try:
         for path, text in texts.items():
@@ -57,10 +57,10 @@ def write_files(texts: dict[Path, str]) -> None:
             mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else NEW_FILE_MODE & ~_umask()
             handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
             temporaries[path] = Path(name)
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                stream.write(text)
+            with os.fdopen(handle, "wb") as stream:
+                stream.write(text.encode("utf-8") if isinstance(text, str) else text)
             os.chmod(name, mode)
-            old[path] = path.read_text(encoding="utf-8") if path.exists() else None
+            old[path] = path.read_bytes() if path.exists() else None
         for path, temporary in temporaries.items():
             os.replace(temporary, path)
             renamed.append(path)
@@ -75,7 +75,7 @@ def write_files(texts: dict[Path, str]) -> None:
             temporary.unlink(missing_ok=True)
 
 
-def _undo(renamed: list[Path], old: dict[Path, str | None]) -> None:
+def _undo(renamed: list[Path], old: dict[Path, bytes | None]) -> None:
     """Put back the files renamed before a failure (best effort: their folders were writable)."""
     for path in renamed:
         if old[path] is None:

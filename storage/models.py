@@ -297,6 +297,9 @@ class AccuracyResult(Base):
     #: port / second-reference errors (MARE, MERE, RMSE, small-value counts) and their ratios.
     metrics: Mapped[dict[str, Any]]
     reference: Mapped[str] = mapped_column(String(32))  # the second reference: upstream or torch
+    #: Where upstream's outputs came from when another machine made them ("on H200, saved
+    #: 2026-12-04", "on H200, served by http://..."); None: upstream ran beside the port.
+    reference_from: Mapped[str | None] = mapped_column(String(256), nullable=True)
     level: Mapped[str] = mapped_column(String(8))  # dual-reference level L0, L1, L2
     passed: Mapped[bool] = mapped_column(Boolean)
     mode: Mapped[str] = mapped_column(String(16))  # dual, golden (the RFC's fallback), single

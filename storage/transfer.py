@@ -117,6 +117,7 @@ class AccuracyRecord(_Record):
     configs: JsonObject
     metrics: JsonObject
     reference: str = Field(max_length=32)
+    reference_from: str | None = Field(None, max_length=256)  # absent before it was recorded
     level: Literal["L0", "L1", "L2"]
     passed: bool
     mode: Literal["dual", "golden", "single"]

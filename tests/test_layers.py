@@ -24,6 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("autotuner.atk",),
     ("autotuner.cases",),
     ("autotuner.measure",),
+    ("autotuner.references",),
     ("autotuner.verify",),
     ("autotuner.search",),
     ("autotuner.baseline",),

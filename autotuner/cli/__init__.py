@@ -12,7 +12,7 @@ import typer
 from core.errors import UserError
 
 from ..checkout import other_checkout
-from . import atk, baseline, catalog, freeze, report, search, serve, transfer, verify
+from . import atk, baseline, catalog, freeze, references, report, search, serve, transfer, verify
 from .common import err_console
 
 app = typer.Typer(
@@ -33,6 +33,7 @@ app.command()(report.show)
 app.command()(report.trials)
 app.command()(report.report)
 app.command()(serve.serve)
+app.command("reference-server")(references.reference_server)
 app.command()(atk.lint)
 app.command()(catalog.space)
 app.command("cases")(catalog.list_cases)

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -10,6 +15,9 @@ from core.errors import UserError
 
 from ..cases.options import NO_REQUEST, CaseRequest, case_options
 from .common import DbOption, OpOption, SocOption, console, database_of, quiet_interpreter
+
+if TYPE_CHECKING:
+    from ..references.source import ReferenceSource
 
 
 @case_options
@@ -40,6 +48,22 @@ def verify(
     profile: Annotated[
         bool, typer.Option("--profile", help="Seconds per case and phase, and per op.")
     ] = False,
+    save_references: Annotated[
+        Path | None,
+        typer.Option(
+            "--save-references",
+            help="Also write upstream's outputs of the cases to this folder, a reference set "
+            "(manifest + .npy files) for --references on another machine.",
+        ),
+    ] = None,
+    references: Annotated[
+        str | None,
+        typer.Option(
+            "--references",
+            help="Take upstream's outputs from a reference set (a folder --save-references "
+            "wrote) or a reference server (http://HOST:PORT) instead of running upstream here.",
+        ),
+    ] = None,
 ) -> None:
     """Port and upstream against a float64 CPU golden (CANN dual-reference metrics); verdicts stored."""
     from ops import all_ops as known_ops
@@ -48,6 +72,7 @@ def verify(
 
     from ..backends import get_backend
     from ..cases.store import kind_for, user_cases
+    from ..references.store import write_set
     from ..settings import settings
     from ..verify.report import VerifyReport
     from ..verify.runner import default_jobs, run_cases
@@ -102,14 +127,56 @@ def verify(
 
     if jobs is not None and jobs < 1:
         raise UserError(f"--jobs must be at least 1, not {jobs}")
+    if references and save_references:
+        raise UserError("--save-references saves upstream run here; drop --references")
     database = database_of(db)  # a bad URL fails before any case runs
-    store = AccuracyStore(database, backend, level)
-    jobs = min(default_jobs(backend) if jobs is None else jobs, len(todo))
-    title = f"verify on {backend.describe()}, dual-reference level {level}, {jobs} process(es)"
-    with VerifyReport(console, title, len(todo), jobs, profile) as report:
-        for result in run_cases(todo, backend, level, jobs):  # type: ignore[arg-type]
-            store.add(result)
-            report.add(result)
-    report.summary(f"stored {store.count} verdicts in {database.engine.url}")
+    with reference_source(references, todo) as source:
+        store = AccuracyStore(database, backend, level)
+        jobs = min(default_jobs(backend) if jobs is None else jobs, len(todo))
+        title = f"verify on {backend.describe()}, dual-reference level {level}, {jobs} process(es)"
+        keep = save_references is not None
+        saved = []
+        with VerifyReport(console, title, len(todo), jobs, profile) as report:
+            for result in run_cases(todo, backend, level, jobs, source, keep):  # type: ignore[arg-type]
+                store.add(result)
+                report.add(result)
+                if result.reference:
+                    saved.append(result.reference)
+    if save_references is not None:
+        write_set(save_references, saved)
+    stored = f"stored {store.count} verdicts in {database.engine.url}"
+    if save_references is not None:
+        stored += f"; saved upstream's outputs of {len(saved)} cases in {save_references}"
+    report.summary(stored)
     if report.failed:
         raise typer.Exit(1)
+
+
+@contextmanager
+def reference_source(given: str | None, todo: list) -> Iterator[ReferenceSource]:
+    """Where the second reference comes from: upstream here (nothing given), a reference set in
+    a folder, or a server's answers fetched into a temporary set; every case is checked against
+    it before any runs."""
+    from ..references.client import fetch_set
+    from ..references.source import LIVE, SavedReferences
+
+    if given is None:
+        yield LIVE
+        return
+    if "://" not in given:
+        source = SavedReferences(Path(given))
+        source.check(todo)
+        yield source
+        return
+    with tempfile.TemporaryDirectory(prefix="autotune-references-") as folder:
+        started = time.perf_counter()
+        fetch_set(given, todo, Path(folder))
+        console.print(
+            f"upstream's outputs of {len(todo)} cases from {given} in "
+            f"{time.perf_counter() - started:.1f} s",
+            markup=False,
+            highlight=False,
+        )
+        source = SavedReferences(Path(folder))
+        source.check(todo)
+        yield source

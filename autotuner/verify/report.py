@@ -44,7 +44,7 @@ def row_line(row: Row) -> str:
     verdict = "[green]pass[/]" if v.passed else f"[red]FAIL[/] {v.reason}"
     if v.passed and v.reason:
         verdict += f" (dual failed: {v.reason})"
-    mode = MODES[v.mode].format(row.second_name)
+    mode = MODES[v.mode].format(row.reference)
     return (
         f"{row.op:<33} {row.case.name:<27} {row.output:<6} {mode:<29} "
         f"{ours:<20} {theirs:<20} {ratios:<16} {verdict}"
@@ -178,6 +178,8 @@ class VerifyReport:
             self.console.print(stored, markup=False, highlight=False, soft_wrap=True)
         rows, failed = self.rows, self.failed
         by_torch = sum(r.second_name == "torch" for r in rows)
+        elsewhere = Counter(r.second_from for r in rows if r.second_from)
+        made = "".join(f", {count} of them {origin}" for origin, count in elsewhere.items())
         fallback = sum(r.verdict.mode == "golden" for r in rows)
         nearest = ""
         if self.nearest:  # each named once in a note above
@@ -186,7 +188,7 @@ class VerifyReport:
         processes = f"{self.jobs} process" + ("es" if self.jobs > 1 else "")
         self.console.print(
             f"{len(rows)} outputs of {len(self.results)} cases: {len(rows) - len(failed)} passed, "
-            f"{len(failed)} failed; second reference: upstream for {len(rows) - by_torch}, torch "
+            f"{len(failed)} failed; second reference: upstream for {len(rows) - by_torch}{made}, torch "
             f"in the case dtype for {by_torch} (upstream cannot run them); {fallback} passed only "
             f"by the RFC's fallback to the golden{nearest}; {wall:.1f} s with {processes}",
             markup=False,

@@ -26,6 +26,7 @@ from ops.spec import Case, OpSpec
 
 from ..backends import Backend, device_indices
 from ..measure.accuracy import Level
+from ..references.source import LIVE, ReferenceSource
 from ..settings import settings
 from .verify import CaseResult, environment, verify_case
 
@@ -65,19 +66,30 @@ def largest_first(todo: list[tuple[OpSpec, Case]]) -> list[int]:
 
 
 def run_cases(
-    todo: list[tuple[OpSpec, Case]], backend: Backend, level: Level, jobs: int
+    todo: list[tuple[OpSpec, Case]],
+    backend: Backend,
+    level: Level,
+    jobs: int,
+    references: ReferenceSource = LIVE,
+    keep_upstream: bool = False,
 ) -> Iterator[CaseResult]:
-    """Each case's result as soon as it is known."""
+    """Each case's result as soon as it is known (`verify_case` says what `references` and
+    `keep_upstream` do)."""
     jobs = min(jobs, len(todo))
+    how = (references, keep_upstream)
     if jobs <= 1:
         for spec, case in todo:
-            yield verify_case(spec, case, backend, level)
+            yield verify_case(spec, case, backend, level, *how)
         return
-    yield from _in_workers(todo, backend, level, jobs)
+    yield from _in_workers(todo, backend, level, jobs, how)
 
 
 def _in_workers(
-    todo: list[tuple[OpSpec, Case]], backend: Backend, level: Level, jobs: int
+    todo: list[tuple[OpSpec, Case]],
+    backend: Backend,
+    level: Level,
+    jobs: int,
+    how: tuple[ReferenceSource, bool],
 ) -> Iterator[CaseResult]:
     tasks, results = _CONTEXT.Queue(), _CONTEXT.Queue()
     for index in largest_first(todo):
@@ -93,7 +105,9 @@ def _in_workers(
             # Spawned processes start with the parent's environment.
             with environment(variable, slots[number % len(slots)] if slots else None):
                 worker = _CONTEXT.Process(
-                    target=_serve, args=(backend.soc, level, threads, tasks, results), daemon=True
+                    target=_serve,
+                    args=(backend.soc, level, how, threads, tasks, results),
+                    daemon=True,
                 )
                 worker.start()
             workers.append(worker)
@@ -130,7 +144,9 @@ def _check_alive(workers, running: dict[int, int], todo) -> None:
             raise RuntimeError(f"a verify worker died (exit code {worker.exitcode}){what}")
 
 
-def _serve(soc: str, level: Level, threads: int, tasks, results) -> None:
+def _serve(
+    soc: str, level: Level, how: tuple[ReferenceSource, bool], threads: int, tasks, results
+) -> None:
     """A worker: verify cases from `tasks` until told to stop; each result, or the error, back.
     `threads`: torch's intra-op threads (the golden's), this worker's share of the cores."""
     import signal
@@ -149,7 +165,7 @@ def _serve(soc: str, level: Level, threads: int, tasks, results) -> None:
         index, op, case = task
         results.put((pid, index, None))
         try:
-            results.put((pid, index, verify_case(get_op(op), case, backend, level)))
+            results.put((pid, index, verify_case(get_op(op), case, backend, level, *how)))
         except (UserError, ValueError) as exc:  # bad input: the parent says it in one line
             results.put((pid, index, ValueError(str(exc))))
         except Exception:  # noqa: BLE001 - reported to the parent, which stops

@@ -66,6 +66,7 @@ class AccuracyStore:
                 configs=result.configs,
                 metrics=metrics(row),
                 reference=row.second_name if row.second is not None else "none",
+                reference_from=row.second_from,
                 level=self.level,
                 passed=row.verdict.passed,
                 mode=row.verdict.mode,

@@ -7,7 +7,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -18,6 +18,8 @@ from ops.spec import Case, OpSpec
 from ..atk.generated_block import nearest_warning
 from ..backends import Backend
 from ..measure.accuracy import Errors, Level, Verdict, judge, measure
+from ..references.source import LIVE, ReferenceSource
+from ..references.store import Entry, capture, inputs_sha256
 
 #: The phases of a case, in the order they run; `compile` is the part of `port` and `upstream`
 #: spent compiling kernels (or loading them from Triton's cache), where Triton can report it.
@@ -36,6 +38,13 @@ class Row:
     second: Errors | None
     second_name: str  # "upstream" or "torch"
     verdict: Verdict
+    #: Where upstream's outputs came from when not from this machine: "on H200, saved 2026-12-04".
+    second_from: str | None = None
+
+    @property
+    def reference(self) -> str:
+        """The second reference in words: "upstream", "torch", "upstream on H200, saved ..."."""
+        return f"{self.second_name} {self.second_from}" if self.second_from else self.second_name
 
 
 @dataclass
@@ -49,6 +58,9 @@ class CaseResult:
     configs: dict[str, dict[str, Any]] = field(default_factory=dict)  # kernel -> config
     seconds: dict[str, float] = field(default_factory=dict)  # phase -> wall seconds
     nearest: list[tuple[str, str]] = field(default_factory=list)  # (kernel, soc)
+    #: Upstream's outputs as a reference set's entry and files, where verify saves references
+    #: (bytes, not tensors: they cross from a worker process whole).
+    reference: tuple[Entry, dict[str, bytes]] | None = None
 
 
 def _to_cpu(inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -123,12 +135,21 @@ def environment(variable: str | None, value: str | None) -> Iterator[None]:
             os.environ[variable] = saved
 
 
-def verify_case(op: OpSpec, case: Case, backend: Backend, level: Level) -> CaseResult:
+def verify_case(
+    op: OpSpec,
+    case: Case,
+    backend: Backend,
+    level: Level,
+    references: ReferenceSource = LIVE,
+    keep_upstream: bool = False,
+) -> CaseResult:
     """Run the port (checked mode), the second references and the float64 CPU golden.
 
-    The second reference of an output is upstream where upstream can produce it; where it cannot
-    (a dtype or shape upstream does not support), torch's own ops in the case dtype on the same
-    device, as FlashAttention's tests and the TileLang report's dual benchmark do.
+    The second reference of an output is upstream where upstream can produce it (run here, or
+    from `references` made on another machine); where it cannot (a dtype or shape upstream does
+    not support), torch's own ops in the case dtype on the same device, as FlashAttention's tests
+    and the TileLang report's dual benchmark do. `keep_upstream`: the result keeps upstream's
+    outputs and the inputs' hash, for a reference set.
     """
     result = CaseResult(op.name, case)
     seconds = result.seconds
@@ -147,7 +168,7 @@ def verify_case(op: OpSpec, case: Case, backend: Backend, level: Level) -> CaseR
         with phase("port"), _picked_configs(op, result.configs), checked:
             port = op.run_port(inputs)
         with phase("upstream"):
-            upstream = op.run_upstream(inputs, case)
+            upstream, upstream_from = references.upstream(op, case, inputs)
         torch_outputs = {}
         with phase("torch"):
             if set(port) - set(upstream):
@@ -163,10 +184,14 @@ def verify_case(op: OpSpec, case: Case, backend: Backend, level: Level) -> CaseR
     with phase("golden"):
         cpu_inputs = _to_cpu(inputs)
         golden = op.reference(cpu_inputs)
+    if keep_upstream:
+        result.reference = capture(op, case, inputs_sha256(cpu_inputs), upstream, backend)
     with phase("compare"):
         for name, actual in port.items():
-            result.rows.append(_row(op, case, name, actual, golden, cpu_inputs, upstream,
-                                    torch_outputs, level))  # fmt: skip
+            row = _row(op, case, name, actual, golden, cpu_inputs, upstream, torch_outputs, level)
+            if name in upstream and upstream_from:
+                row = replace(row, second_from=upstream_from)
+            result.rows.append(row)
     return result
 
 
