@@ -11,9 +11,13 @@
 #            autotune verify --all --soc cpu --references http://127.0.0.1:PORT
 # Raw output of each step goes to OUT (save.txt, from_folder.txt, server.txt, from_server.txt),
 # the set's size and file count to OUT/set_size.txt, the steps' seconds to OUT/times.txt. JOBS
-# (default: the CPU cores) processes per verify; each step has a timeout (SAVE_S, FOLDER_S,
-# SERVER_S seconds) so that the whole fits one 10-minute call. The databases are OUT's own. OPS
-# (space-separated op names) narrows every step to those ops (default: --all).
+# (default: the CPU cores) processes in all; each step has a timeout (SAVE_S, FOLDER_S,
+# SERVER_S seconds; FOLDER_S=0 leaves the folder step to the other machine) so that the whole
+# fits one 10-minute call. The databases are OUT's own. OPS (space-separated op names) narrows
+# every step to those ops (default: every op), SERVER_OPS the server step alone.
+# The save runs an op at a time in SAVE_PARALLEL (4) verifies of JOBS/SAVE_PARALLEL processes
+# each, the longest ops first, so a save cut by its timeout keeps every op it finished (a whole
+# catalogue's verify on a cold H200 took over 290 s, 2026-12-04).
 #
 # Every number records the project commit (`project_commit`): on a copy of the tree whose .git
 # lags behind it, set AUTOTUNE_PROJECT_COMMIT to the commit of the tree you sent.
@@ -27,7 +31,10 @@ mkdir -p "$out"
 export PYTHONUNBUFFERED=1 COLUMNS=250
 export AUTOTUNE_RECSYS_EXAMPLES=${AUTOTUNE_RECSYS_EXAMPLES:-$PWD/.upstream/recsys-examples}
 jobs=${JOBS:-$(nproc)}
-which=(--all); [ -n "${OPS:-}" ] && { which=(); for op in $OPS; do which+=(--op "$op"); done; }
+ops=${OPS:-$(python3 -c 'from ops import all_ops; print(" ".join(all_ops()))')}
+which=(); for op in $ops; do which+=(--op "$op"); done
+serving=(); for op in ${SERVER_OPS:-$ops}; do serving+=(--op "$op"); done
+parallel=${SAVE_PARALLEL:-4}
 set_dir=$out/references
 port=${PORT:-8765}
 AUTOTUNE_REFERENCE_TOKEN=$(python3 -c 'import secrets; print(secrets.token_hex(16))')
@@ -42,13 +49,22 @@ step() {  # name, timeout, command...: its output to OUT/name.txt (and here), rc
   echo "$name: rc=$rc, $((SECONDS - start)) s" | tee -a "$out/times.txt"
 }
 
-step save "${SAVE_S:-300}" python3 -m autotuner verify "${which[@]}" --soc "$soc" --cases accuracy \
-  --jobs "$jobs" --db "sqlite:///$out/gpu.db" --save-references "$set_dir"
+save_one() {  # op: its accuracy cases verified on SOC, upstream's outputs added to the set
+  python3 -m autotuner verify --op "$1" --soc "$soc" --cases accuracy --jobs "$((jobs / parallel))" \
+    --db "sqlite:///$out/gpu_$1.db" --save-references "$set_dir" > "$out/save_$1.txt" 2>&1
+  echo "rc=$?" >> "$out/save_$1.txt"
+}
+export -f save_one; export soc out jobs parallel set_dir
+longest_first=$(python3 -c "
+import sys; from ops import all_ops
+print(' '.join(sorted(sys.argv[1:], key=lambda op: -len(all_ops()[op].cases('accuracy')))))" $ops)
+step save "${SAVE_S:-300}" bash -c "printf '%s\n' $longest_first | xargs -P $parallel -I{} bash -c 'save_one {}'"
+for op in $longest_first; do cat "$out/save_$op.txt" 2>/dev/null; done > "$out/save.txt"
 { du -sh "$set_dir"; echo "files: $(find "$set_dir" -name '*.npy' | wc -l)";
   du -sh "$set_dir"/*; } > "$out/set_size.txt" 2>&1
 
-step from_folder "${FOLDER_S:-80}" python3 -m autotuner verify "${which[@]}" --soc cpu \
-  --jobs "$jobs" --db "sqlite:///$out/cpu_folder.db" --references "$set_dir"
+[ "${FOLDER_S:-80}" != 0 ] && step from_folder "${FOLDER_S:-80}" python3 -m autotuner verify \
+  "${which[@]}" --soc cpu --jobs "$jobs" --db "sqlite:///$out/cpu_folder.db" --references "$set_dir"
 
 python3 -m autotuner reference-server --soc "$soc" --port "$port" > "$out/server.txt" 2>&1 &
 server=$!
@@ -58,7 +74,7 @@ for _ in $(seq 120); do  # up when it answers (torch and the device take a few s
     2>/dev/null && break
   sleep 0.5
 done
-step from_server "${SERVER_S:-150}" python3 -m autotuner verify "${which[@]}" --soc cpu \
+step from_server "${SERVER_S:-150}" python3 -m autotuner verify "${serving[@]}" --soc cpu \
   --jobs "$jobs" --db "sqlite:///$out/cpu_server.db" --references "http://127.0.0.1:$port"
 # The server refuses a client without the token, in one line.
 AUTOTUNE_REFERENCE_TOKEN=wrong step wrong_token 40 python3 -m autotuner verify \
