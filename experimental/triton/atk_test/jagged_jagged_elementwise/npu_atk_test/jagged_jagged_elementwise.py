@@ -53,17 +53,47 @@ FROZEN_CONFIGS = {
     "H200": {
         "add": [
             {
+                "case": "n131072_d512_fp32",
+                "dtype": "float32",
+                "shape": {"N": 131072, "D": 512},
+                "config": {"BLOCK_ROW": 32, "BLOCK_COL": 32, "num_warps": 4, "PROGRAMS": 0},
+            },
+            {
                 "case": "n262144_d256_fp16",
                 "dtype": "float16",
                 "shape": {"N": 262144, "D": 256},
                 "config": {"BLOCK_ROW": 32, "BLOCK_COL": 64, "num_warps": 4, "PROGRAMS": 0},
             },
+            {
+                "case": "n524288_d256_bf16",
+                "dtype": "bfloat16",
+                "shape": {"N": 524288, "D": 256},
+                "config": {"BLOCK_ROW": 32, "BLOCK_COL": 64, "num_warps": 4, "PROGRAMS": 0},
+            },
         ],
         "mul": [
+            {
+                "case": "n131072_d1024_bf16",
+                "dtype": "bfloat16",
+                "shape": {"N": 131072, "D": 1024},
+                "config": {"BLOCK_ROW": 32, "BLOCK_COL": 64, "num_warps": 4, "PROGRAMS": 0},
+            },
+            {
+                "case": "n131072_d512_fp32",
+                "dtype": "float32",
+                "shape": {"N": 131072, "D": 512},
+                "config": {"BLOCK_ROW": 32, "BLOCK_COL": 32, "num_warps": 4, "PROGRAMS": 0},
+            },
             {
                 "case": "n262144_d256_fp16",
                 "dtype": "float16",
                 "shape": {"N": 262144, "D": 256},
+                "config": {"BLOCK_ROW": 32, "BLOCK_COL": 64, "num_warps": 4, "PROGRAMS": 0},
+            },
+            {
+                "case": "n524288_d256_bf16",
+                "dtype": "bfloat16",
+                "shape": {"N": 524288, "D": 256},
                 "config": {"BLOCK_ROW": 32, "BLOCK_COL": 64, "num_warps": 4, "PROGRAMS": 0},
             },
         ],
