@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Literal
 
-from pydantic import Field, ValidationError
+from pydantic import ByteSize, Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from core.errors import UserError
@@ -46,6 +46,10 @@ class Settings(BaseSettings):
     #: Where an optuna-dashboard on the same database answers (e.g. http://127.0.0.1:8080), for
     #: the study pages' links; `autotune serve --optuna-dashboard PORT` sets it for its own.
     optuna_dashboard_url: str | None = None
+    #: The most host or device memory one user case may take (e.g. 8GB, 512MiB), below what the
+    #: machine has: `run --shape`, `verify --shape`, `--cases-file` and capture refuse a larger
+    #: case before anything is written or allocated. Unset: what the machine has free.
+    max_case_bytes: ByteSize | None = Field(None, gt=0)
 
 
 @cache
