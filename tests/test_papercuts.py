@@ -1,0 +1,56 @@
+"""Small things a new user meets (issue 48): each is one line and the right exit code, with
+nothing written, or the result the README promises."""
+
+import pytest
+
+from storage import open_database
+
+from .conftest import autotune_cli
+
+OP = "jagged_to_padded_dense"
+
+
+def one_error_line(result, *words):
+    assert result.returncode == 2, result.stdout + result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("error: ") and all(w in line for w in words), line
+
+
+def test_a_missing_autotune_root_is_one_line(tmp_path):
+    missing = tmp_path / "no_such_checkout"
+    result = autotune_cli("run", "--op", OP, "--soc", "cpu", env={"AUTOTUNE_ROOT": str(missing)})
+    one_error_line(result, f"AUTOTUNE_ROOT={missing} is not a folder")
+    assert not missing.exists()
+
+
+@pytest.mark.parametrize(
+    ("flag", "words"),
+    [
+        (("--timeout", "0"), ("--timeout must be a positive number of seconds, not 0",)),
+        (("--timeout", "-3"), ("--timeout", "not -3")),
+        (("--seed", "-1"), ("'--seed'", "greater than or equal to 0")),
+    ],
+)
+def test_run_refuses_a_timeout_or_seed_that_cannot_work(tree, flag, words):
+    url = f"sqlite:///{tree / 'never.db'}"
+    result = autotune_cli("run", "--op", OP, "--soc", "cpu", "--db", url, *flag, cwd=tree)
+    one_error_line(result, *words)
+    assert not (tree / "never.db").exists()
+
+
+def test_ops_shows_the_shape_keys_of_each_op():
+    result = autotune_cli("ops")
+    assert result.returncode == 0, result.stderr
+    assert "--shape keys" in result.stdout
+    assert "B,max_seq_len,D" in result.stdout and "N,D" in result.stdout
+
+
+def test_report_sees_the_repositorys_h200_baselines(tmp_path):
+    url = f"sqlite:///{tmp_path / 'fresh.db'}"
+    open_database(url)  # a fresh database: the checkout's performance json files are all there is
+    result = autotune_cli("report", "--soc", "H200", "--db", url)
+    assert result.returncode == 0, result.stderr
+    assert "No baselines of the port" not in result.stdout
+    assert f"| {OP} | b2048_n256_d64_fp16 | fwd |" in result.stdout
+    everything = autotune_cli("report", "--db", url)
+    assert "## H200" in everything.stdout
