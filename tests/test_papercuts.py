@@ -54,3 +54,28 @@ def test_report_sees_the_repositorys_h200_baselines(tmp_path):
     assert f"| {OP} | b2048_n256_d64_fp16 | fwd |" in result.stdout
     everything = autotune_cli("report", "--db", url)
     assert "## H200" in everything.stdout
+
+
+def _with_failed_default(db_url, category):
+    """A tuned study, plus a failed trial of its default config (what a Ctrl-C's abandon or a
+    crash records)."""
+    import optuna
+
+    from autotuner.search import runner
+
+    (record,) = runner.run(OP, "cpu", kernels=None, cases=["b1_n8_d16_fp32"], trials=2,
+                           db_url=db_url, seed=0, timeout_s=60)  # fmt: skip
+    study = optuna.load_study(study_name=record.name, storage=db_url)
+    attrs = {"config": record.default_config, "category": category, "message": ""}
+    study.add_trial(optuna.trial.create_trial(state=optuna.trial.TrialState.FAIL, user_attrs=attrs))
+    return record
+
+
+def test_an_interrupted_trial_is_not_a_failed_default(tree, tmp_path):
+    from autotuner.report.studies import summarize
+
+    url = f"sqlite:///{tmp_path / 'ctrl_c.db'}"
+    _with_failed_default(url, "interrupted")
+    (summary,) = summarize(open_database(url), op=OP)
+    assert summary.default_failure is None and summary.default_ms is not None
+    assert summary.failures == {"interrupted": 1}
