@@ -216,6 +216,12 @@ class KernelSpec:
         """tunable -> the shape key of the dimension it tiles (its BlockFits constraint)."""
         return {c.tunable: c.key for c in self.constraints if isinstance(c, BlockFits)}
 
+    def same_launch(self, a: Config, b: Config) -> bool:
+        """Whether two configs launch alike: a key one of them leaves out is taken at its
+        tunable's default (an M1 config frozen before PROGRAMS existed is PROGRAMS=0)."""
+        defaults = {t.name: t.default for t in self.tunables if t.default is not None}
+        return {**defaults, **a} == {**defaults, **b}
+
     def violation(self, config: Config, case: Case, limits: DeviceLimits) -> str | None:
         """The first reason this config cannot run on this case and device, or None."""
         return (

@@ -79,3 +79,25 @@ def test_an_interrupted_trial_is_not_a_failed_default(tree, tmp_path):
     (summary,) = summarize(open_database(url), op=OP)
     assert summary.default_failure is None and summary.default_ms is not None
     assert summary.failures == {"interrupted": 1}
+
+
+def test_a_key_added_at_its_default_is_no_config_change(tmp_path):
+    """The checkout's jagged_to_padded_dense H200 entries moved from M1 (frozen before PROGRAMS
+    existed) to M2 with PROGRAMS=0, the classic grid M1 launched: the same config."""
+    from fastapi.testclient import TestClient
+
+    from api.cases import _kernel
+    from api.main import create_app
+
+    m2 = {"BLOCK_ROW": 32, "BLOCK_COL": 64, "num_warps": 2, "PROGRAMS": 0}
+    entry = {"config": m2, "previous": {"label": "M1", "config": {**m2, "PROGRAMS": 0}}}
+    del entry["previous"]["config"]["PROGRAMS"]
+    assert _kernel(OP, "fwd", entry).previous.config_changed is False
+    entry["previous"]["config"]["num_warps"] = 4
+    assert _kernel(OP, "fwd", entry).previous.config_changed is True
+    entry["previous"]["config"] = {**m2, "PROGRAMS": 2}
+    assert _kernel(OP, "fwd", entry).previous.config_changed is True
+
+    page = TestClient(create_app(f"sqlite:///{tmp_path / 'op.db'}")).get(f"/ops/{OP}")
+    assert page.status_code == 200
+    assert "M1 -&gt; M2: config unchanged" in page.text or "M1 -> M2: config unchanged" in page.text
