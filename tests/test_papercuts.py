@@ -101,3 +101,74 @@ def test_a_key_added_at_its_default_is_no_config_change(tmp_path):
     page = TestClient(create_app(f"sqlite:///{tmp_path / 'op.db'}")).get(f"/ops/{OP}")
     assert page.status_code == 200
     assert "M1 -&gt; M2: config unchanged" in page.text or "M1 -> M2: config unchanged" in page.text
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_serve_says_in_one_line_that_a_port_is_taken(tmp_path):
+    import socket
+
+    url = f"sqlite:///{tmp_path / 'serve.db'}"
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        taken = busy.getsockname()[1]
+        for flags in (
+            ("--port", str(taken)),
+            ("--port", str(_free_port()), "--optuna-dashboard", str(taken)),
+        ):
+            result = autotune_cli("serve", "--db", url, *flags, timeout=60)
+            one_error_line(result, f"port {taken} on 127.0.0.1 is taken", flags[-2])
+            assert "http://" not in result.stdout
+
+
+@pytest.mark.skipif(
+    __import__("importlib").util.find_spec("optuna_dashboard") is None,
+    reason="optuna-dashboard is not installed (the optuna-dashboard extra)",
+)
+def test_sigterm_to_serve_stops_optuna_dashboard_too(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    import psutil
+
+    from .conftest import ROOT
+
+    url = f"sqlite:///{tmp_path / 'serve.db'}"
+    open_database(url)
+    ours, theirs = _free_port(), _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "autotuner", "serve", "--db", url, "--port", str(ours),
+         "--optuna-dashboard", str(theirs)],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    children = []
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{theirs}/api/studies", timeout=5)
+                urllib.request.urlopen(f"http://127.0.0.1:{ours}/", timeout=5)
+                break
+            except OSError:
+                assert time.monotonic() < deadline and server.poll() is None
+                time.sleep(0.5)
+        children = psutil.Process(server.pid).children(recursive=True)
+        assert children
+        server.send_signal(signal.SIGTERM)  # to the parent alone, as a service manager does
+        server.wait(30)
+        _, alive = psutil.wait_procs(children, timeout=15)
+        assert alive == []
+    finally:
+        for process in [server, *children]:
+            if process.poll() is None if process is server else process.is_running():
+                process.kill()
