@@ -172,3 +172,65 @@ def test_sigterm_to_serve_stops_optuna_dashboard_too(tmp_path):
         for process in [server, *children]:
             if process.poll() is None if process is server else process.is_running():
                 process.kill()
+
+
+def _read_only(tree):
+    import os
+    import stat
+
+    for folder, _, files in os.walk(tree):
+        for name in [*files, "."]:
+            path = os.path.join(folder, name)
+            os.chmod(path, stat.S_IMODE(os.stat(path).st_mode) & ~0o222)
+
+
+def _made_files(tree):
+    return sorted(str(p.relative_to(tree)) for p in tree.rglob("*") if p.suffix in (".db", ".lock"))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("freeze", "--op", OP, "--soc", "cpu", "--force"),
+        ("run", "--op", OP, "--soc", "cpu", "--shape", "B=3,max_seq_len=20,D=8", "--trials", "2"),
+    ],
+)
+def test_a_read_only_checkout_makes_no_database_and_no_lock(tree, command):
+    _read_only(tree)
+    try:
+        result = autotune_cli(*command, cwd=tree, env={"AUTOTUNE_DB": "sqlite:///autotune.db"})
+        one_error_line(result, "nothing written", "not writable")
+        assert _made_files(tree) == []
+    finally:
+        for path in [tree, *tree.rglob("*")]:
+            path.chmod(path.stat().st_mode | 0o200)
+
+
+def test_freeze_into_a_read_only_checkout_takes_no_lock(tree, tmp_path_factory):
+    url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'elsewhere.db'}"
+    run = autotune_cli(
+        "run",
+        "--op",
+        OP,
+        "--soc",
+        "cpu",
+        "--trials",
+        "2",
+        "--quiet",
+        "--db",
+        url,
+        "--case",
+        "b1_n8_d16_fp32",
+        cwd=tree,
+    )
+    assert run.returncode == 0, run.stderr
+    _read_only(tree)
+    try:
+        result = autotune_cli(
+            "freeze", "--op", OP, "--soc", "cpu", "--force", "--db", url, cwd=tree
+        )
+        one_error_line(result, "nothing written", "not writable")
+        assert _made_files(tree) == []
+    finally:
+        for path in [tree, *tree.rglob("*")]:
+            path.chmod(path.stat().st_mode | 0o200)

@@ -28,7 +28,7 @@ from filelock import FileLock
 from sqlalchemy import select
 
 from core.errors import UserError
-from core.files import write_files
+from core.files import check_writable, write_files
 from core.paths import cases_file
 from ops.jagged import golden_points
 from ops.spec import Case, CaseKind, OpSpec, canonical_dtype
@@ -328,6 +328,7 @@ def user_cases(
 def register(spec: OpSpec, entries: list[Entry], db: Database | None) -> list[str]:
     """Add named entries (`entry_of`) to the op's cases file and the database; the names added."""
     path = cases_file(spec.name)
+    check_writable([path])  # before its folder or lock file is made
     path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(path.parent / ".cases.lock")):
         known = _file_entries(spec)

@@ -12,6 +12,8 @@ import optuna
 from sqlalchemy import select as query
 
 from core.errors import UserError
+from core.files import check_writable
+from core.paths import cases_file
 from ops import get_op
 from ops.spec import Case, KernelSpec, OpSpec
 from storage import Database, Run, StudyRecord, open_database
@@ -180,6 +182,8 @@ def run(
     ]
     if not plans:
         return []
+    if asked:  # a checkout that cannot keep them is told before anything is measured
+        check_writable([cases_file(spec.name)])
     db = open_database(db_url)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
