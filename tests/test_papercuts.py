@@ -234,3 +234,63 @@ def test_freeze_into_a_read_only_checkout_takes_no_lock(tree, tmp_path_factory):
     finally:
         for path in [tree, *tree.rglob("*")]:
             path.chmod(path.stat().st_mode | 0o200)
+
+
+def test_log_ticks_read_as_1_2_5():
+    from api.plots import log_ticks
+
+    assert log_ticks([0.04, 1.0, 22.0]) == (
+        [0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0],
+        ["0.02", "0.05", "0.1", "0.2", "0.5", "1", "2", "5", "10", "20", "50"],
+    )
+    assert log_ticks([0.9, 1.0, 1.7])[1] == ["0.5", "1", "2"]
+
+
+@pytest.mark.skipif(
+    not (__import__("pathlib").Path("/usr/bin/chromium").exists()
+         and __import__("pathlib").Path("/usr/bin/chromedriver").exists()),
+    reason="needs Chromium at /usr/bin/chromium and chromedriver at /usr/bin/chromedriver",
+)  # fmt: skip
+def test_the_home_chart_and_table_are_legible_at_1400_px(tmp_path):
+    """The checkout's H200 results over an empty database, in a 1400 px window: the op labels
+    of the chart and its legend do not overlap, the log axis reads 0.1, 0.2, 0.5, 1, 2, ..., and
+    the table's last column is inside the window, on the home and an op page."""
+    from api.main import create_app
+
+    from .test_dashboard_browser import _chrome, _serve
+
+    server, base = _serve(create_app(f"sqlite:///{tmp_path / 'home.db'}"))
+    driver = _chrome(javascript=True)
+    try:
+        for page in ("/", f"/ops/{OP}"):
+            driver.get(base + page)
+            right, window = driver.execute_script(
+                "const th = document.querySelectorAll('table.cases th');"
+                "return [th[th.length - 1].getBoundingClientRect().right,"
+                " document.documentElement.clientWidth];"
+            )
+            assert right <= window, page
+        driver.get(base + "/")
+        boxes = driver.execute_script(
+            "const box = e => { const r = e.getBoundingClientRect();"
+            " return [r.left, r.top, r.right, r.bottom, e.textContent]; };"
+            "const chart = document.getElementById('overview-chart');"
+            "return { y: [...chart.querySelectorAll('.ytick text')].map(box),"
+            " x: [...chart.querySelectorAll('.xtick text')].map(box),"
+            " legend: [...chart.querySelectorAll('.legend .traces')].map(box) };"
+        )
+    finally:
+        driver.quit()
+        server.should_exit = True
+
+    def overlap(a, b):
+        return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+    labels = boxes["y"]
+    assert len(labels) >= 20 and any(f"{OP} (H200)" == label[4] for label in labels)
+    pairs = [(a, b) for i, a in enumerate(labels) for b in labels[i + 1 :]]
+    assert not [(a[4], b[4]) for a, b in pairs if overlap(a, b)]
+    assert not [(a[4], b[4]) for a in labels for b in boxes["legend"] if overlap(a, b)]
+    ticks = [t[4] for t in boxes["x"]]
+    assert {"0.1", "0.2", "0.5", "1", "2", "5", "10"} <= set(ticks), ticks
+    assert all(float(t) == float(f"{float(t):.0e}") for t in ticks), ticks  # 1, 2 or 5 x 10^k
