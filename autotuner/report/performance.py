@@ -90,10 +90,12 @@ def report_frame(
     db: Database, soc: str, ops: list[str] | None = None, ceilings: Ceilings | None = None
 ) -> pd.DataFrame:
     """One row per (op, performance case, part) of `soc` with a default or a frozen baseline, in
-    the order of the ops' specs: the database's, else the checkout's performance json's."""
+    the order of the ops' specs: the database's, or where it has no baseline of the port on
+    `soc` (a fresh clone's), the checkout's performance json's."""
     newest = _newest_baselines(db)
     ours = newest[newest.soc == soc]
-    committed = repository_times(soc, ops)
+    fresh = not ours.source.isin(("port_default", "port_frozen")).any()
+    committed = repository_times(soc, ops) if fresh else {}
     times = {key: t for key, t in committed.items() if key[3] != "upstream"}
     times |= {(r.op, r.case_name, r.part, r.source): r for r in ours.itertuples(index=False)}
     upstream = newest[(newest.source == "upstream") & (newest.backend == "cuda")]
