@@ -228,7 +228,8 @@ def run(
     results = []
     # The asked cases are kept once their studies finished or were interrupted (a re-run
     # resumes them); a run that fails leaves no case and no study of a case it brought.
-    brought = {c.name for c in asked} - {c.name for c in known}
+    kept = {c.name for c, _ in user_cases(spec, case_kind(backend), db)} if asked else set()
+    brought = {c.name for c in asked} - kept
     try:
         with interrupts.deferred():  # Ctrl-C stops between database writes, not inside them
             for plan in plans:
