@@ -31,8 +31,9 @@ def main() -> None:
     for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage"):
         options.add_argument(flag)
     server, base = start_server(args.db)
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    try:
+    driver = None
+    try:  # the server is stopped even where the browser cannot start
+        driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
         for page in args.page or ["/"]:
             driver.set_window_size(args.width, args.height or 1000)
             driver.get(base + page)
@@ -43,7 +44,8 @@ def main() -> None:
             driver.save_screenshot(str(path))
             print(f"{page} -> {path}")
     finally:
-        driver.quit()
+        if driver is not None:
+            driver.quit()
         server.terminate()
 
 
