@@ -36,7 +36,20 @@ def _part_of(parts: dict[str, tuple[str, ...]], kernel: str) -> str:
     return next((part for part, kernels in parts.items() if kernel in kernels), kernel)
 
 
-def _kernel(kernel: str, entry: dict[str, Any]) -> FrozenKernelOut:
+def _config_changed(op: str, kernel: str, old: dict | None, new: dict | None) -> bool | None:
+    if old is None or new is None:
+        return None
+    try:
+        return not all_ops()[op].kernel(kernel).same_launch(old, new)
+    except (KeyError, ValueError):  # an op or kernel this checkout no longer has
+        return old != new
+
+
+def _kernel(op: str, kernel: str, entry: dict[str, Any]) -> FrozenKernelOut:
+    previous = entry.get("previous")
+    if isinstance(previous, dict):
+        changed = _config_changed(op, kernel, previous.get("config"), entry.get("config"))
+        previous = {**previous, "config_changed": changed}
     return FrozenKernelOut(
         kernel=kernel,
         config=entry.get("config") or {},
@@ -49,7 +62,7 @@ def _kernel(kernel: str, entry: dict[str, Any]) -> FrozenKernelOut:
         study=entry.get("study"),
         trial=entry.get("trial"),
         label=entry.get("label"),
-        previous=entry.get("previous"),
+        previous=previous,
     )
 
 
@@ -104,7 +117,7 @@ def _build_rows(
             kernel, _, case = name.partition(" ")
             key = (version.op, version.soc, case, _part_of(op_parts, kernel))
             if versions.setdefault(key, version) is version:
-                kernels[key].append(_kernel(kernel, entry))
+                kernels[key].append(_kernel(version.op, kernel, entry))
     for row in newest.baselines(session, op, soc):
         key = (row.op, row.soc, row.case_name, row.part)
         baselines[key].append(BaselineOut.model_validate(row))

@@ -35,11 +35,24 @@ class StudyPlots:
     note: str | None  # why a chart is missing, or the caveat of the importances
 
 
-def _html(figure: Figure, div_id: str | None = None) -> str:
+def _html(figure: Figure, div_id: str | None = None, height: str = HEIGHT) -> str:
     """A fragment for a page that loads plotly.min.js itself."""
     return figure.to_html(
-        full_html=False, include_plotlyjs=False, default_height=HEIGHT, div_id=div_id
+        full_html=False, include_plotlyjs=False, default_height=height, div_id=div_id
     )
+
+
+#: Ticks of a log axis of ratios, as people read them (1-2-5 in each decade).
+LOG_TICKS = tuple(m * 10.0**e for e in range(-3, 4) for m in (1, 2, 5))
+
+
+def log_ticks(values: list[float]) -> tuple[list[float], list[str]]:
+    """The 1-2-5 ticks spanning `values` (positive), and their labels (0.1, 0.2, 0.5, 1, 2, 5)."""
+    low, high = min(values), max(values)
+    below = [t for t in LOG_TICKS if t <= low] or [LOG_TICKS[0]]
+    above = [t for t in LOG_TICKS if t >= high] or [LOG_TICKS[-1]]
+    ticks = [t for t in LOG_TICKS if below[-1] <= t <= above[0]]
+    return ticks, [f"{t:g}" for t in ticks]
 
 
 def _geomean(values: list[float]) -> float | None:
@@ -63,30 +76,26 @@ def overview_chart(rows: list[CaseOut]) -> str | None:
     labels = sorted({*speedups, *ratios})
     if not labels:
         return None
-    figure = Figure(
-        [
-            Bar(
-                name="speedup over the default (higher is better)",
-                x=labels,
-                y=[_geomean(speedups[k]) for k in labels],
-            ),
-            Bar(
-                name="frozen / GPU baseline (below 1: faster than the GPU)",
-                x=labels,
-                y=[_geomean(ratios[k]) for k in labels],
-            ),
-        ]  # fmt: skip
-    )
-    figure.add_hline(y=1.0, line_dash="dot", line_color="#888")
+    bars = {
+        "speedup over the default (higher is better)": [_geomean(speedups[k]) for k in labels],
+        "frozen / GPU baseline (below 1: faster than the GPU)": [_geomean(ratios[k]) for k in labels],
+    }  # fmt: skip
+    # One row per op, its name written out horizontally: a long name takes the margin, not the
+    # room of its neighbours' labels or of the legend.
+    figure = Figure([Bar(name=name, y=labels, x=x, orientation="h") for name, x in bars.items()])
+    figure.add_vline(x=1.0, line_dash="dot", line_color="#888")
+    tickvals, ticktext = log_ticks([v for x in bars.values() for v in x if v] + [1.0])
+    height = 120 + 26 * len(labels)
     figure.update_layout(
         barmode="group",
         title="Per op: geometric means over its cases and parts",
-        yaxis_title="x (log scale)",
-        yaxis_type="log",
-        legend={"orientation": "h", "y": -0.3},
-        margin={"t": 40, "b": 10},
+        xaxis={"title": "x (log scale)", "type": "log", "tickvals": tickvals, "ticktext": ticktext},
+        yaxis={"autorange": "reversed", "automargin": True},
+        legend={"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom"},
+        margin={"t": 70, "b": 40},
+        height=height,
     )
-    return _html(figure, div_id="overview-chart")
+    return _html(figure, div_id="overview-chart", height=f"{height}px")
 
 
 def study_plots(storage: RDBStorage, name: str, trials: int, interpreter: bool) -> StudyPlots:

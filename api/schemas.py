@@ -116,6 +116,8 @@ class PreviousOut(BaseModel):
     retimed_ms: float | None = None
     retimed_now_ms: float | None = None
     speedup: float | None = None
+    #: Whether the config launches otherwise (a key added at its default is no change).
+    config_changed: bool | None = None
 
 
 class FrozenKernelOut(BaseModel):

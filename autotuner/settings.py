@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Literal
 
-from pydantic import Field, ValidationError
+from pydantic import ByteSize, Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from core.errors import UserError
@@ -61,6 +61,10 @@ class Settings(BaseSettings):
     reference_timeout_s: float = Field(300.0, gt=0)
     #: ...and the attempts it makes per case when the connection drops or the server is busy.
     reference_attempts: int = Field(4, ge=1)
+    #: The most host or device memory one user case may take (e.g. 8GB, 512MiB), below what the
+    #: machine has: `run --shape`, `verify --shape`, `--cases-file` and capture refuse a larger
+    #: case before anything is written or allocated. Unset: what the machine has free.
+    max_case_bytes: ByteSize | None = Field(None, gt=0)
 
 
 @cache

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from .errors import UserError
@@ -41,13 +42,24 @@ def _unwritable(path: Path) -> str | None:
     return None
 
 
+def unwritable(path: Path) -> str | None:
+    """Why `path` cannot be created or replaced (as `write_files` judges it), or None."""
+    return _unwritable(path)
+
+
+def check_writable(paths: Iterable[Path]) -> None:
+    """UserError "nothing written: ..." if a path cannot be written: asked before anything (a
+    lock file, a database) is made beside them."""
+    problems = [reason for path in paths if (reason := _unwritable(path))]
+    if problems:
+        raise UserError(f"nothing written: {problems[0]}")
+
+
 def write_files(texts: dict[Path, str | bytes]) -> None:
     """Replace each path's text (or bytes). Every target is checked first, then each text goes
     to a temporary file beside its target, then all are renamed into place; on any failure no
     target has changed. Existing files keep their mode. OSErrors are one-line UserErrors."""
-    problems = [reason for path in texts if (reason := _unwritable(path))]
-    if problems:
-        raise UserError(f"nothing written: {problems[0]}")
+    check_writable(texts)
     temporaries: dict[Path, Path] = {}
     old: dict[Path, bytes | None] = {}
     renamed: list[Path] = []

@@ -16,6 +16,10 @@ def project_root() -> Path:
     repository), never the installed package's own location."""
     env = os.environ.get("AUTOTUNE_ROOT")
     if env:
+        if not Path(env).is_dir():
+            raise UserError(
+                f"AUTOTUNE_ROOT={env} is not a folder: point it at an autotune checkout, or unset it"
+            )
         return Path(env)
     here = Path.cwd().resolve()
     for folder in (here, *here.parents):

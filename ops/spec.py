@@ -141,6 +141,21 @@ class Case:
 
 Constraint = Callable[[Config, Case, DeviceLimits], "str | None"]
 
+#: Host bytes of one sequence length: a Python int in a tuple, and its int64 offset.
+LENGTH_BYTES = 44
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """Bytes a case takes: on the host (inputs as made, the float64 golden, the lengths) and on
+    the device (inputs, outputs and the op's intermediates)."""
+
+    host: int
+    device: int
+
+    def scaled(self, factor: float) -> Footprint:
+        return Footprint(host=int(self.host * factor), device=int(self.device * factor))
+
 
 @dataclass(frozen=True)
 class KernelSpec:
@@ -208,6 +223,12 @@ class KernelSpec:
     def tile_keys(self) -> dict[str, str]:
         """tunable -> the shape key of the dimension it tiles (its BlockFits constraint)."""
         return {c.tunable: c.key for c in self.constraints if isinstance(c, BlockFits)}
+
+    def same_launch(self, a: Config, b: Config) -> bool:
+        """Whether two configs launch alike: a key one of them leaves out is taken at its
+        tunable's default (an M1 config frozen before PROGRAMS existed is PROGRAMS=0)."""
+        defaults = {t.name: t.default for t in self.tunables if t.default is not None}
+        return {**defaults, **a} == {**defaults, **b}
 
     def violation(self, config: Config, case: Case, limits: DeviceLimits) -> str | None:
         """The first reason this config cannot run on this case and device, or None."""
@@ -466,6 +487,14 @@ class OpSpec(ABC):
         """(bytes the part must move to and from device memory, flops it must compute): the
         least any implementation does, for the roofline (`benchmarks/roofline.py`)."""
         raise NotImplementedError(f"{self.name} declares no traffic model")
+
+    def footprint(self, case: Case) -> Footprint:
+        """The memory a case takes before a kernel runs, from the traffic model: every part's
+        tensors (each part reads its inputs and writes its outputs once) on the device, and on
+        the host the same tensors as made there, their float64 golden and the lengths list."""
+        tensors = sum(self.traffic(case, part)[0] for part in self.parts)
+        golden = tensors * 8 // case.torch_dtype.itemsize
+        return Footprint(host=tensors + golden + LENGTH_BYTES * len(case.lengths), device=tensors)
 
     @abstractmethod
     def launch(self, kernel: str, inputs: Tensors, config: Config) -> Tensors:

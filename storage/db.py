@@ -16,6 +16,7 @@ from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from core.errors import UserError
+from core.files import unwritable
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 #: Optuna keeps its own alembic history in `alembic_version`; ours lives beside it.
@@ -67,6 +68,9 @@ def _schema_lock(engine: Engine) -> Iterator[None]:
         folder = Path(url.database).resolve().parent
         if not folder.is_dir():
             raise UserError(f"cannot reach the database {url}: folder {folder} does not exist")
+        if unwritable(Path(f"{url.database}.lock")):  # a read-only folder: its database is read
+            yield
+            return
         with FileLock(f"{url.database}.lock"):
             yield
     elif url.get_backend_name() == "postgresql":
@@ -110,6 +114,8 @@ def open_database(url: str, create: bool = True) -> Database:
             f"no database at {path.resolve()}: nothing recorded there yet "
             "(check --db or AUTOTUNE_DB; `autotune run` creates it)"
         )
+    if path is not None and not path.exists() and (reason := unwritable(path)):
+        raise UserError(f"nothing written: cannot create the database {path}: {reason}")
     engine = _engine(url)
     try:
         with _schema_lock(engine):

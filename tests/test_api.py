@@ -412,10 +412,11 @@ def test_overview_chart_per_op_and_soc(client):
     figure = json.loads(chart[chart.index("[{") : chart.index("}],") + 2])
     labels = [f"{JTPD} (H200)", f"{LEGACY} (A100)", f"{FLASH} (910B)"]
     speedups, ratios = figure
-    assert set(speedups["x"]) == set(labels) and "cpu" not in " ".join(speedups["x"])
-    jtpd = speedups["x"].index(f"{JTPD} (H200)")
-    assert speedups["y"][jtpd] == pytest.approx(math.sqrt(1.072 * 1.124))
-    assert ratios["y"][jtpd] == pytest.approx(math.sqrt(0.02903 / 0.0305 * 0.1904 / 0.21))
+    # one horizontal row per op: its label on the y axis, the values along x
+    assert set(speedups["y"]) == set(labels) and "cpu" not in " ".join(speedups["y"])
+    jtpd = speedups["y"].index(f"{JTPD} (H200)")
+    assert speedups["x"][jtpd] == pytest.approx(math.sqrt(1.072 * 1.124))
+    assert ratios["x"][jtpd] == pytest.approx(math.sqrt(0.02903 / 0.0305 * 0.1904 / 0.21))
     assert overview_chart([]) is None
 
 

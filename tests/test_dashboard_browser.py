@@ -174,7 +174,7 @@ def test_overview_chart_shows_each_op_speedup_and_gpu_ratio(browser, base_url):
     assert len(traces) == 2  # speedup over the default, frozen / GPU
     bars = [len(t.find_elements(By.CSS_SELECTOR, "g.point path")) for t in traces]
     assert bars == [3, 3]  # three (op, soc), interpreter rows left out
-    ticks = {t.text for t in chart.find_elements(By.CSS_SELECTOR, "g.xtick text")}
+    ticks = {t.text for t in chart.find_elements(By.CSS_SELECTOR, "g.ytick text")}  # one row an op
     assert ticks == {f"{JTPD} (H200)", f"{FLASH} (910B)", f"{LEGACY} (A100)"}
     legend = chart.find_element(By.CSS_SELECTOR, "g.legend").text
     assert "speedup over the default" in legend and "frozen / GPU baseline" in legend

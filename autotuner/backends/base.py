@@ -83,6 +83,11 @@ class Backend(ABC):
         record (Ascend: a multibuffer fallback, the UB used); nothing by default."""
         return {}
 
+    def free_memory(self) -> int | None:
+        """Bytes of device memory free now, where the backend can tell; None where it cannot
+        or where the device's memory is the host's (the interpreter)."""
+        return None
+
     def release_memory(self) -> None:  # noqa: B027 (a no-op where nothing is cached)
         """Give the allocator's cached, unused blocks back: other worker processes share the device."""
 

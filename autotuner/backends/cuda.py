@@ -64,6 +64,9 @@ class CudaBackend(Backend):
     def synchronize(self) -> None:
         torch.cuda.synchronize(self._device)
 
+    def free_memory(self) -> int | None:
+        return torch.cuda.mem_get_info(self._device)[0]
+
     def release_memory(self) -> None:
         torch.cuda.empty_cache()
 

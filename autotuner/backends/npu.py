@@ -261,6 +261,9 @@ class NpuBackend(Backend):
     def synchronize(self) -> None:
         _npu().synchronize(self.index)
 
+    def free_memory(self) -> int | None:
+        return _npu().mem_get_info(self.index)[0]
+
     def flush_l2(self) -> None:
         if self._flush_buffer is None:
             self._flush_buffer = torch.empty(self.flush_bytes, dtype=torch.int8, device=self.device)

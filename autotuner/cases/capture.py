@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -28,12 +29,14 @@ from typing import Any
 import numpy as np
 import torch
 
+from core.errors import UserError
 from ops import all_ops
 from ops.jagged import skewed_lengths
 from ops.ports import load_port
 from ops.spec import OpSpec
 
-from .store import Entry, bin_edges, case_of, entry_of, histogram, write_file
+from .bound import Room, check_entry
+from .store import CaseWarning, Entry, bin_edges, case_of, entry_of, histogram, write_file
 
 
 @dataclass
@@ -78,9 +81,15 @@ class Recorder:
     def entries(self) -> list[Entry]:
         """One named entry per (op, shape, dtype), the most frequent first."""
         found = []
+        room = Room.here()
         for (op, shape, dtype), seen in self.seen.items():
             spec = all_ops()[op]
             entry: Entry = {"op": op, "shape": dict(shape), "dtype": dtype, "source": "capture"}
+            try:  # what tuning it would take here, before its lengths are made
+                check_entry(spec, entry, room)
+            except UserError as exc:
+                warnings.warn(f"{exc}; not captured", CaseWarning, stacklevel=2)
+                continue
             bins = seen.bins
             if not bins:  # no launcher call of this op had offsets among its variables
                 entry["source"] = "capture (no offsets seen: the built-in skew)"

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ops.spec import Case, OpSpec
     from storage import Database
 
+    from .bound import Room
     from .store import Entry
 
 #: Distribution name -> its parameters (all required) -> numpy draws of B lengths; every one
@@ -169,11 +170,15 @@ class CaseRequest:
         if self.shape and self.cases_file:
             raise UserError("--shape and --cases-file each name cases; use one of them")
 
-    def entries(self, spec: OpSpec, *, strict: bool = True) -> list[Entry]:
-        """The cases asked for `spec`, as named entries; UserError (nothing written) if bad."""
+    def entries(
+        self, spec: OpSpec, *, strict: bool = True, room: Room | None = None
+    ) -> list[Entry]:
+        """The cases asked for `spec`, as named entries; UserError (nothing written) if bad, or
+        if one does not fit `room` (default: this host's), judged before its lengths are made."""
         from ops.jagged import skewed_lengths
         from ops.spec import canonical_dtype
 
+        from . import bound
         from .store import (
             CaseWarning,
             case_of,
@@ -184,12 +189,17 @@ class CaseRequest:
         )
 
         self.check()
+        room = room or bound.Room.here()
         if self.cases_file:
             found = [e for e in read_file(self.cases_file) if e.get("op", spec.name) == spec.name]
             if not found:
                 raise UserError(f"{self.cases_file} has no case of {spec.name}")
             found.sort(key=lambda e: -e["calls"] if isinstance(e.get("calls"), int) else 0)
+            for entry in found:
+                bound.check_entry(spec, entry, room)
             cases = [(case_of(spec, e, "performance"), e) for e in found]
+            for case, _ in cases:
+                bound.check_case(spec, case, room)
             for case, _ in cases:
                 if note := past_max_seq_len(case):
                     warnings.warn(note, CaseWarning, stacklevel=2)
@@ -198,8 +208,8 @@ class CaseRequest:
             return []
         shape = parse_shape(self.shape)
         dtype = canonical_dtype(self.dtype or "float32")
-        base = spec.case_from_shape(shape, dtype, None)  # names a missing or unknown key
-        shape = dict(base.shape)
+        bound.check(spec, self.shape, bound.estimate(spec, shape, dtype), room)
+        shape = {k: shape[k] for k in spec.shape_keys}
         entry: Entry = {"shape": shape, "dtype": dtype}
         if not spec.jagged:
             if self.length_flags:
@@ -219,23 +229,27 @@ class CaseRequest:
             entry["source"] = "the built-in cases' skew"
             entry["lengths"] = list(skewed_lengths(shape["B"], shape["max_seq_len"]))
         case = case_of(spec, entry, "performance", strict=strict)
+        bound.check_case(spec, case, room)  # its own lengths, drawn or read
         if note := past_max_seq_len(case):
             warnings.warn(note, CaseWarning, stacklevel=2)
         return [entry_of(case, entry)]
 
-    def cases(self, spec: OpSpec, interpreter: bool, *, strict: bool = True) -> list[Case]:
+    def cases(
+        self, spec: OpSpec, interpreter: bool, *, strict: bool = True, room: Room | None = None
+    ) -> list[Case]:
         """The cases asked for `spec`, as the soc runs them (interpreter-sized or performance)."""
         from .store import case_of, kind_for
 
         kind = kind_for(interpreter)
-        return [case_of(spec, e, kind, strict=strict) for e in self.entries(spec, strict=strict)]
+        entries = self.entries(spec, strict=strict, room=room)
+        return [case_of(spec, e, kind, strict=strict) for e in entries]
 
-    def register(self, spec: OpSpec, db: Database | None) -> list[str]:
+    def register(self, spec: OpSpec, db: Database | None, room: Room | None = None) -> list[str]:
         """Keep the cases asked for `spec` in its cases file and the database; the names added
         to the file."""
         from .store import register
 
-        entries = self.entries(spec)
+        entries = self.entries(spec, room=room)
         return register(spec, entries, db) if entries else []
 
 

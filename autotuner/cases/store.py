@@ -19,6 +19,7 @@ import dataclasses
 import hashlib
 import itertools
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from filelock import FileLock
 from sqlalchemy import select
 
 from core.errors import UserError
-from core.files import write_files
+from core.files import check_writable, write_files
 from core.paths import cases_file
 from ops.jagged import golden_points
 from ops.spec import Case, CaseKind, OpSpec, canonical_dtype
@@ -222,8 +223,60 @@ def lengths_entry(spec: OpSpec, shape: dict[str, int], dtype: str, offsets: list
 
 
 # -- the cases file and the database ----------------------------------------------------------
+#: Lengths lists longer than this are kept beside the cases file, one length a line in
+#: `<stem>.lengths/<hash>.txt`, so the file stays small and fast to read.
+INLINE_LENGTHS = 64
+#: A stored lengths reference: the file's name is the start of its text's sha256.
+REFERENCE = re.compile(r"[\w.-]+\.lengths/(?P<hash>[0-9a-f]{16})\.txt")
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _compact(path: Path, entries: list[Entry]) -> dict[Path, str]:
+    """The cases file and the lengths files its long lists move to (only those not there yet)."""
+    files: dict[Path, str] = {}
+    written = []
+    for entry in entries:
+        lengths = entry.get("lengths")
+        if isinstance(lengths, list) and len(lengths) > INLINE_LENGTHS:
+            text = "".join(f"{n}\n" for n in lengths)
+            reference = f"{path.stem}.lengths/{_sha(text)}.txt"
+            if not (path.parent / reference).exists():
+                files[path.parent / reference] = text
+            entry = {**entry, "lengths": reference}
+        written.append(entry)
+    return {path: render(written), **files}
+
+
+def _resolve(path: Path, entry: Entry) -> Entry:
+    """An entry whose lengths are a reference, with the lengths read (and their hash checked)."""
+    reference = entry.get("lengths")
+    if not isinstance(reference, str):
+        return entry
+    found = REFERENCE.fullmatch(reference)
+    if found is None:
+        raise UserError(
+            f"{path}: lengths {reference!r} is neither a list nor <op>.lengths/<hash>.txt"
+        )
+    try:
+        text = (path.parent / reference).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(
+            f"{path}: cannot read its lengths {reference}: {getattr(exc, 'strerror', exc)}"
+        ) from None
+    if _sha(text) != found["hash"]:
+        raise UserError(f"{path}: {reference} does not match its hash (edited by hand?)")
+    try:
+        return {**entry, "lengths": [int(line) for line in text.split()]}
+    except ValueError:
+        raise UserError(f"{path}: {reference} holds a line that is not an integer") from None
+
+
 def read_file(path: Path) -> list[Entry]:
-    """The entries of a cases file; UserError in one line if it cannot be read or parsed."""
+    """The entries of a cases file, lengths kept beside it read; UserError in one line if it
+    cannot be read or parsed."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -237,7 +290,7 @@ def read_file(path: Path) -> list[Entry]:
     cases = data.get("cases") if isinstance(data, dict) else None
     if not isinstance(cases, list) or not all(isinstance(e, dict) for e in cases):
         raise UserError(f"{path}: expected a mapping whose `cases` is a list of mappings")
-    return cases
+    return [_resolve(path, entry) for entry in cases]
 
 
 def render(entries: list[Entry]) -> str:
@@ -246,7 +299,7 @@ def render(entries: list[Entry]) -> str:
 
 
 def write_file(path: Path, entries: list[Entry]) -> None:
-    write_files({path: render(entries)})
+    write_files(_compact(path, entries))
 
 
 def _file_entries(spec: OpSpec) -> list[Entry]:
@@ -275,6 +328,7 @@ def user_cases(
 def register(spec: OpSpec, entries: list[Entry], db: Database | None) -> list[str]:
     """Add named entries (`entry_of`) to the op's cases file and the database; the names added."""
     path = cases_file(spec.name)
+    check_writable([path])  # before its folder or lock file is made
     path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(path.parent / ".cases.lock")):
         known = _file_entries(spec)

@@ -47,12 +47,14 @@ def baseline(
 
     from ..backends import get_backend
     from ..baseline.baseline import cases_for, record_baselines
+    from ..cases.bound import Room
 
     specs = [get_op(name) for name in op]
     backend = get_backend(soc)
     if request.given and len(specs) != 1:
         raise UserError("--shape and --cases-file name cases of one op; name exactly one --op")
-    asked = {spec.name: request.cases(spec, backend.is_interpreter) for spec in specs}
+    room = Room.here(backend)
+    asked = {spec.name: request.cases(spec, backend.is_interpreter, room=room) for spec in specs}
     if backend.is_interpreter:
         quiet_interpreter()
     database = database_of(db)
@@ -74,7 +76,7 @@ def baseline(
         if not case and not asked[spec.name]:
             chosen = list(available[spec.name].values())
         chosen += [c for c in asked[spec.name] if c not in chosen]
-        request.register(spec, database)
+        request.register(spec, database, room)
         for row in record_baselines(database, spec, backend, chosen):
             table.add_row(
                 row.op,

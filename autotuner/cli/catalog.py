@@ -102,7 +102,7 @@ def list_ops(
         ),
     ] = False,
 ) -> None:
-    """The ops, their upstream, kernels and tunables."""
+    """The ops, the keys of their `--shape`, their upstream, kernels and tunables."""
     from ops import all_ops
 
     if upstream:
@@ -110,7 +110,15 @@ def list_ops(
         return
 
     table = Table()
-    for column in ("op", "upstream", "kernel", "tunables", "cases (accuracy / performance)"):
+    columns = (
+        "op",
+        "--shape keys",
+        "upstream",
+        "kernel",
+        "tunables",
+        "cases (accuracy / performance)",
+    )
+    for column in columns:
         table.add_column(column)
     for spec in all_ops().values():
         source = spec.upstream.source
@@ -121,7 +129,8 @@ def list_ops(
         for kernel in spec.kernels:
             tunables = ", ".join(f"{t.name} {list(t.values)}" for t in kernel.tunables)
             counts = f"{len(spec.cases('accuracy'))} / {len(spec.cases('performance'))}"
-            table.add_row(spec.name, upstream, kernel.name, tunables, counts)
+            keys = ",".join(spec.shape_keys)
+            table.add_row(spec.name, keys, upstream, kernel.name, tunables, counts)
     console.print(table)
 
 

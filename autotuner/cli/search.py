@@ -106,7 +106,7 @@ def run(
         ),
     ] = "48",
     db: DbOption = None,
-    seed: Annotated[int, typer.Option(help="Seed of the sampler.")] = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the sampler.", min=0, max=2**32 - 1)] = 0,
     timeout: Annotated[
         float, typer.Option(help="Seconds a trial may take before its worker is replaced.")
     ] = 300.0,
@@ -157,6 +157,8 @@ def run(
     from ..search import runner
     from ..settings import settings
 
+    if not timeout > 0:
+        raise UserError(f"--timeout must be a positive number of seconds, not {timeout:g}")
     url = db or settings().db
     quiet_interpreter()
     progress = Progress(

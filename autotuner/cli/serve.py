@@ -4,6 +4,8 @@ request optuna-dashboard beside it, as a second process over the same database."
 from __future__ import annotations
 
 import importlib.util
+import signal
+import socket
 import subprocess
 import sys
 from typing import Annotated
@@ -27,6 +29,17 @@ def start_optuna_dashboard(url: str, host: str, port: int) -> subprocess.Popen:
             "--optuna-dashboard needs optuna-dashboard: pip install 'autotune[optuna-dashboard]'"
         )
     return subprocess.Popen([sys.executable, "-c", OPTUNA_DASHBOARD, url, host, str(port)])
+
+
+def port_taken(host: str, port: int) -> bool:
+    """Whether another process listens on host:port (a bind as uvicorn's fails there)."""
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return True
+    return False
 
 
 def serve(
@@ -56,6 +69,11 @@ def serve(
         raise UserError(
             f"--optuna-dashboard {optuna_dashboard} is --port too: give it a port of its own"
         )
+    for flag, taken in (("--port", port), ("--optuna-dashboard", optuna_dashboard)):
+        if taken and port_taken(host, taken):
+            raise UserError(
+                f"port {taken} on {host} is taken by another process: give {flag} another port"
+            )
     app = create_app(
         url, optuna_dashboard=f"http://{host}:{optuna_dashboard}" if optuna_dashboard else None
     )
@@ -64,6 +82,9 @@ def serve(
         console.print(
             f"optuna-dashboard on http://{host}:{optuna_dashboard}", markup=False, highlight=False
         )
+    # uvicorn answers SIGTERM by shutting down, then raises it again under the handler it found:
+    # this one, so that the child is stopped below instead of left running.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     try:
         uvicorn.run(app, host=host, port=port, log_level="info")
     finally:

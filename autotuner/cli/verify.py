@@ -71,6 +71,7 @@ def verify(
     from ops.spec import canonical_dtype
 
     from ..backends import get_backend
+    from ..cases.bound import Room
     from ..cases.store import kind_for, user_cases
     from ..references.store import write_set
     from ..settings import settings
@@ -111,7 +112,9 @@ def verify(
                     "--shape and --cases-file name cases of one op; name exactly one --op"
                 )
             # Offsets pass as given: the launchers' checked mode names what is wrong with them.
-            todo += [(spec, c) for c in request.cases(spec, backend.is_interpreter, strict=False)]
+            room = Room.here(backend)
+            asked = request.cases(spec, backend.is_interpreter, strict=False, room=room)
+            todo += [(spec, c) for c in asked]
             continue
         for kind in kinds[chosen]:
             found = (

@@ -20,7 +20,7 @@ from optuna.trial import TrialState
 from sqlalchemy import select
 
 from core.errors import UserError
-from core.files import write_files
+from core.files import check_writable, write_files
 from core.paths import atk_dir, frozen_configs_file, port_file, project_root
 from core.paths import performance_json as performance_json_path
 from ops.spec import Case, OpSpec
@@ -405,6 +405,13 @@ def freeze(
     label = label or latest_label(db, spec.name, soc) or "M1"
     entries, kept, untuned = collect(db, spec, soc, force, cases, gpu_soc)
     result = FreezeResult(label, entries, untuned, kept.pairs)
+    if not dry_run:  # before the lock file is made beside them
+        targets = (
+            port_file(spec.name),
+            performance_json_path(spec.name),
+            frozen_configs_file(soc, spec.name),
+        )
+        check_writable(targets)
     with FileLock(str(atk_dir(spec.name) / ".freeze.lock")):
         for path, text in new_texts(spec, soc, label, entries, kept).items():
             old = _read(path)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from dataclasses import dataclass
 
 import pandas as pd
 from sqlalchemy import select
@@ -55,19 +56,55 @@ def _newest_baselines(db: Database) -> pd.DataFrame:
     return frame.sort_values(["measured_at", "id"]).groupby(group).tail(1)
 
 
+@dataclass(frozen=True)
+class Committed:
+    """A time the checkout's performance json holds (what `autotune freeze` wrote): a median,
+    no samples, so no GPU verdict."""
+
+    median_ms: float
+    soc: str
+    samples: None = None
+
+
+def repository_times(soc: str, ops: list[str] | None = None) -> dict[tuple, Committed]:
+    """(op, case, part, source) -> the performance json's time of each part that is one kernel
+    frozen on `soc`: "port_default", "port_frozen" and "upstream" (its GPU baseline)."""
+    times: dict[tuple, Committed] = {}
+    for name, spec in all_ops().items():
+        if ops and name not in ops or not performance_json(name).is_file():
+            continue
+        singles = {kernels[0]: part for part, kernels in spec.parts.items() if len(kernels) == 1}
+        for case, by_soc in frozen_sections(read(performance_json(name))).items():
+            for kernel, entry in by_soc.get(soc, {}).get("kernels", {}).items():
+                if (part := singles.get(kernel)) is None:
+                    continue
+                for source, key, where in (("port_default", "default_ms", soc),
+                                           ("port_frozen", "median_ms", soc),
+                                           ("upstream", "gpu_baseline_ms", entry.get("gpu_baseline_soc"))):  # fmt: skip
+                    if isinstance(entry.get(key), int | float) and where:
+                        times[(name, case, part, source)] = Committed(entry[key], where)
+    return times
+
+
 def report_frame(
     db: Database, soc: str, ops: list[str] | None = None, ceilings: Ceilings | None = None
 ) -> pd.DataFrame:
     """One row per (op, performance case, part) of `soc` with a default or a frozen baseline, in
-    the order of the ops' specs."""
+    the order of the ops' specs: the database's, or where it has no baseline of the port on
+    `soc` (a fresh clone's), the checkout's performance json's."""
     newest = _newest_baselines(db)
     ours = newest[newest.soc == soc]
-    times = {(r.op, r.case_name, r.part, r.source): r for r in ours.itertuples(index=False)}
+    fresh = not ours.source.isin(("port_default", "port_frozen")).any()
+    committed = repository_times(soc, ops) if fresh else {}
+    times = {key: t for key, t in committed.items() if key[3] != "upstream"}
+    times |= {(r.op, r.case_name, r.part, r.source): r for r in ours.itertuples(index=False)}
     upstream = newest[(newest.source == "upstream") & (newest.backend == "cuda")]
     if gpu_soc := settings().gpu_soc:
         upstream = upstream[upstream.soc == gpu_soc]
+        committed = {k: t for k, t in committed.items() if t.soc == gpu_soc}
     upstream = upstream.sort_values(["measured_at", "id"])  # the GPU baseline: a GPU's rows
-    gpu = {(r.op, r.case_name, r.part): r for r in upstream.itertuples(index=False)}  # newest last
+    gpu = {key[:3]: t for key, t in committed.items() if key[3] == "upstream"}
+    gpu |= {(r.op, r.case_name, r.part): r for r in upstream.itertuples(index=False)}  # newest last
     rows = []
     for name, spec in all_ops().items():
         if ops and name not in ops:
@@ -98,7 +135,7 @@ def _row(spec, case, part, soc, default_row, frozen_row, gpu, ceilings) -> dict:
         "gpu_soc": upstream.soc if upstream is not None else None,
     }  # fmt: skip
     row["gpu_ratio"] = frozen / row["gpu_ms"] if frozen and row["gpu_ms"] else None
-    if frozen_row is not None and upstream is not None:
+    if frozen_row is not None and upstream is not None and frozen_row.samples and upstream.samples:
         row["gpu_verdict"] = gpu_verdict(frozen_row.samples, upstream.samples)
     if ceilings is not None:
         for prefix, ms in (("default_", default), ("", frozen)):
@@ -185,7 +222,7 @@ def speedup_summary(speedups: pd.DataFrame) -> pd.DataFrame:
 
 
 def report_socs(db: Database) -> list[str]:
-    """The socs with device baselines of the port."""
+    """The socs with device baselines of the port, in the database or the checkout."""
     query = (
         select(Baseline.soc)
         .where(
@@ -193,8 +230,16 @@ def report_socs(db: Database) -> list[str]:
         )
         .distinct()
     )
+    committed = {
+        soc
+        for name in all_ops()
+        if performance_json(name).is_file()
+        for by_soc in frozen_sections(read(performance_json(name))).values()
+        for soc in by_soc
+        if soc != CPU
+    }
     with db.sessions() as session:
-        return sorted(session.scalars(query))
+        return sorted(committed | set(session.scalars(query)))
 
 
 def _ms(x) -> str:

@@ -100,9 +100,15 @@ def summarize(db: Database, *, op: str | None = None, soc: str | None = None) ->
                     summary.infeasible += 1
                 else:
                     summary.failures[category] += 1
-                if trial.user_attrs.get("config") == record.default_config:
+                # A Ctrl-C abandons the trial it stopped: no fault of the default's.
+                if (
+                    trial.user_attrs.get("config") == record.default_config
+                    and category != "interrupted"
+                ):
                     summary.default_failure = f"{category}: {trial.user_attrs.get('message', '')}"
                 if category == "ub_overflow" and "static_violation" not in trial.user_attrs:
                     summary.ub_misses += 1
+        if summary.default_ms is not None:  # measured after all (a re-run resumed it)
+            summary.default_failure = None
         out.append(summary)
     return out

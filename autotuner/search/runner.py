@@ -12,12 +12,15 @@ import optuna
 from sqlalchemy import select as query
 
 from core.errors import UserError
+from core.files import check_writable
+from core.paths import cases_file
 from ops import get_op
 from ops.spec import Case, KernelSpec, OpSpec
 from storage import Database, Run, StudyRecord, open_database
 from storage.models import utcnow
 
 from ..backends import Backend, SocProfile, get_backend
+from ..cases.bound import Room
 from ..cases.options import NO_REQUEST, CaseRequest
 from ..cases.store import kind_for, user_cases
 from ..measure.environment import environment
@@ -146,7 +149,9 @@ def run(
     spec = get_op(op)
     # Asked cases, checked before anything is written; `extra`: cases tuned but not kept as the
     # op's user cases (a benchmark's held-out shapes).
-    user = [*request.cases(spec, backend.is_interpreter), *extra]
+    room = Room.here(backend)
+    asked = request.cases(spec, backend.is_interpreter, room=room)
+    user = [*asked, *extra]
     known = [c for c, _ in user_cases(spec, case_kind(backend))]
     stale: set[tuple[str, str]] | None = None
     if only_stale:
@@ -177,8 +182,9 @@ def run(
     ]
     if not plans:
         return []
+    if asked:  # a checkout that cannot keep them is told before anything is measured
+        check_writable([cases_file(spec.name)])
     db = open_database(db_url)
-    request.register(spec, db)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     configured = app_settings()
@@ -220,6 +226,10 @@ def run(
     pipeline = Pipeline(timer, compilers, settings.timeout_s, settings.prepare_timeout_s)
     status = "failed"
     results = []
+    # The asked cases are kept once their studies finished or were interrupted (a re-run
+    # resumes them); a run that fails leaves no case and no study of a case it brought.
+    kept = {c.name for c, _ in user_cases(spec, case_kind(backend), db)} if asked else set()
+    brought = {c.name for c in asked} - kept
     try:
         with interrupts.deferred():  # Ctrl-C stops between database writes, not inside them
             for plan in plans:
@@ -240,8 +250,15 @@ def run(
                 study = Study(db, plan, settings, run_id, pipeline, starts, on_progress)
                 results.append(study.run())
         status = "finished"
+        request.register(spec, db, room)
     except KeyboardInterrupt:
         status = "interrupted"
+        request.register(spec, db, room)
+        raise
+    except BaseException:
+        for plan in plans:
+            if plan.case.name in brought:
+                discard_study(db, plan.name)
         raise
     finally:
         for worker in (timer, *compilers):
