@@ -175,9 +175,9 @@ class FrozenVersion(Base):
 class Baseline(Base):
     """One timing of one part of an op (e.g. its forward) on one case and soc.
 
-    `source` says what ran: "upstream" (FBGEMM's kernels with their defaults; on a GPU this is
-    the GPU baseline), "port_default" (the port at upstream's default configs) or "port_frozen"
-    (the port at the configs frozen for this soc under `label`).
+    `source` says what ran: "upstream" (upstream's kernels at their defaults or their autotune's
+    pick; on a GPU this is the GPU baseline), "port_default" (the port at upstream's default
+    configs) or "port_frozen" (the port at the configs frozen for this soc under `label`).
     """
 
     __tablename__ = "autotune_baselines"
@@ -196,7 +196,10 @@ class Baseline(Base):
     part: Mapped[str] = mapped_column(String(64))
     source: Mapped[str] = mapped_column(String(32))
     label: Mapped[str | None] = mapped_column(String(64))
-    configs: Mapped[dict[str, Any]]  # kernel -> config the port ran (empty for upstream)
+    #: kernel -> the config it ran: the port's kernels, or upstream's autotuned kernels (by
+    #: attribute of its module) at the config its `triton.autotune` picked (empty where upstream
+    #: does not tune itself); `autotune check` launches upstream at these.
+    configs: Mapped[dict[str, Any]]
     median_ms: Mapped[float] = mapped_column(Float)
     p20_ms: Mapped[float] = mapped_column(Float)
     p80_ms: Mapped[float] = mapped_column(Float)

@@ -1,7 +1,9 @@
 """`autotune baseline`: the times each case of an op is judged against.
 
 Per case and part of the op (its forward, its backward, ...): upstream's kernels at their
-defaults (on a GPU this is the GPU baseline an NPU port is compared with), the port at upstream's
+defaults (on a GPU this is the GPU baseline an NPU port is compared with; where upstream tunes
+itself with `triton.autotune`, the configs it picked are stored with the row, `upstream_picks`,
+and `autotune check` launches it at them), the port at upstream's
 default configs, and the port at the configs frozen for this soc (what `autotune check` compares
 later runs with). On `cpu` the numbers are interpreter times, stored and shown as such.
 """
@@ -24,6 +26,7 @@ from ..backends import Backend, Timing
 from ..cases.store import kind_for, user_cases
 from ..measure.environment import environment
 from ..measure.host_sync import host_reads, host_scalars
+from . import upstream_picks
 
 SOURCES = ("upstream", "port_default", "port_frozen")
 #: Timed calls per measurement (more for short parts, until they add up to MIN_MS), taken in
@@ -154,9 +157,15 @@ def record_baselines(
                 for source, configs, call in runs(spec, case, inputs, part, frozen)
                 if call is not None
             ]
-            measured = measure_interleaved(backend, [call for _, _, call in runnable])
+            upstream = next((c for source, _, c in runnable if source == "upstream"), None)
+            modules = upstream_picks.modules_of(spec) if upstream else []
+            picks = upstream_picks.record(modules, upstream) if upstream else {}
+            with upstream_picks.pinned(modules, picks):  # the pick timed is the pick stored
+                measured = measure_interleaved(backend, [call for _, _, call in runnable])
             for (source, configs, _), samples in zip(runnable, measured, strict=True):
                 timing = Timing.of(samples)
+                if source == "upstream":
+                    configs = picks
                 row = Baseline(
                     op=spec.name,
                     soc=backend.soc,
@@ -226,3 +235,26 @@ def chosen_gpu_soc(db: Database, gpu_soc: str | None) -> str | None:
             f"unknown GPU soc {gpu_soc!r} for the GPU baseline; one of {', '.join(known)}"
         )
     return gpu_soc
+
+
+def changed_picks(db: Database, rows: list[Baseline]) -> list[str]:
+    """One line for each upstream row whose autotune picked other configs than the newest earlier
+    upstream baseline of its (case, part) and soc did."""
+    said = []
+    with db.sessions() as session:
+        for row in rows:
+            if row.source != "upstream":
+                continue
+            before = newest(
+                session, row.op, row.case_name, row.part, "upstream",
+                Baseline.soc == row.soc, Baseline.id != row.id,
+                Baseline.measured_at <= row.measured_at,
+            )  # fmt: skip
+            if before is not None and before.configs != row.configs:
+                said.append(
+                    f"{row.op} {row.case_name} {row.part}: upstream picked "
+                    f"{upstream_picks.describe(row.configs) or 'no autotuned config'} where the "
+                    f"baseline of {before.measured_at:%Y-%m-%d %H:%M} picked "
+                    f"{upstream_picks.describe(before.configs) or 'none'}"
+                )
+    return said

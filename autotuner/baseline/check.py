@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +48,7 @@ from ..measure.contention import Reference, closest, contention, similar
 from ..measure.environment import environment
 from ..measure.stats import mann_whitney_less
 from ..measure.toolchain import Stale, differences, stale_configs, toolchain
+from . import upstream_picks
 from .baseline import (
     FrozenSet,
     chosen_gpu_soc,
@@ -101,6 +103,9 @@ class Checked:
     #: How the toolchain the frozen configs were tuned under differs from this one's (empty:
     #: the same); a config tuned under another one is stale.
     toolchain_changes: tuple[str, ...] = ()
+    #: Why a reference measured at baseline time was left out of the judgement (upstream's
+    #: autotune picks otherwise than it recorded).
+    notes: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         v = self.verdict
@@ -124,6 +129,7 @@ class Checked:
             "outcome": v.outcome,
             "contention": v.contention,
             "stale_toolchain": list(self.toolchain_changes),
+            "notes": list(self.notes),
             "gpu_ratio": v.gpu_ratio,
             "reference": v.reference_source,
             "reference_ms": v.reference_ms,
@@ -211,6 +217,33 @@ def _reference_call(
     if reference.source == "upstream":
         return spec.upstream_part(reference.part, inputs, case)
     return spec.port_part(reference.part, inputs, reference.configs)
+
+
+def _hold_upstream_still(
+    spec: OpSpec, references: list[tuple[Baseline, Callable[[], object]]], held: ExitStack
+) -> list[str]:
+    """Hold upstream's autotuned kernels to the picks its baseline recorded for as long as `held`
+    lasts, and check that its call launches at them (`upstream_picks`); where it cannot or does
+    not, upstream is taken out of `references` and the note says why."""
+    upstream = next((pair for pair in references if pair[0].source == "upstream"), None)
+    if upstream is None:
+        return []
+    reference, call = upstream
+    modules = upstream_picks.modules_of(spec)
+    recorded = reference.configs or {}
+    try:
+        held.enter_context(upstream_picks.pinned(modules, recorded))
+        now = upstream_picks.record(modules, call)
+    except upstream_picks.PickGone as exc:
+        references.remove(upstream)
+        return [f"upstream not compared: {exc}"]
+    if now == recorded:
+        return []
+    references.remove(upstream)
+    return [
+        f"upstream not compared: it picks {upstream_picks.describe(now)} where its baseline "
+        f"recorded {upstream_picks.describe(recorded) or 'no autotuned config'}"
+    ]
 
 
 @dataclass(frozen=True)
@@ -315,18 +348,21 @@ def check(
             for ref in _references(db, row)
             if (call := _reference_call(spec, ref, inputs, case)) is not None
         ]
-        if not references:
-            skipped.append(
-                f"{row.case_name} {row.part}: no upstream or port_default baseline measured with "
-                "the frozen one that can run here to judge it against; run `autotune baseline` "
-                "again"
-            )
-            continue
-        what = f"{spec.name} {row.part}"
-        for ref, call in references:
-            no_host_reads(call, inputs, f"{what} {ref.source}")
-        no_host_reads(run[1], inputs, f"{what} port_frozen")
-        judged = _judge(backend, row, references, run[1], threshold, noise)
+        with ExitStack() as held:
+            notes = _hold_upstream_still(spec, references, held)
+            if not references:
+                skipped.append(
+                    f"{row.case_name} {row.part}: no upstream or port_default baseline measured "
+                    "with the frozen one that can run here to judge it against"
+                    + "".join(f" ({note})" for note in notes)
+                    + "; run `autotune baseline` again"
+                )
+                continue
+            what = f"{spec.name} {row.part}"
+            for ref, call in references:
+                no_host_reads(call, inputs, f"{what} {ref.source}")
+            no_host_reads(run[1], inputs, f"{what} port_frozen")
+            judged = _judge(backend, row, references, run[1], threshold, noise)
         reference, reference_now, samples = judged.reference, judged.reference_now, judged.samples
         outcome, rounds = judged.comparison, judged.rounds
         timing = Timing.of(samples)
@@ -351,7 +387,8 @@ def check(
             rounds=rounds,
             environment=env,
         )
-        checked.append(Checked(row, verdict, _toolchain_changes(spec, row, backend.soc, backend)))
+        changes = _toolchain_changes(spec, row, backend.soc, backend)
+        checked.append(Checked(row, verdict, changes, tuple(notes)))
     if not checked:
         why = f" ({'; '.join(skipped)})" if skipped else ""
         raise UserError(

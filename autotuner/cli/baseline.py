@@ -46,7 +46,8 @@ def baseline(
     from ops import get_op
 
     from ..backends import get_backend
-    from ..baseline.baseline import cases_for, record_baselines
+    from ..baseline.baseline import cases_for, changed_picks, record_baselines
+    from ..baseline.upstream_picks import describe
 
     specs = [get_op(name) for name in op]
     backend = get_backend(soc)
@@ -60,7 +61,8 @@ def baseline(
         title=f"baselines on {backend.describe()}"
         + (" (interpreter times)" if backend.is_interpreter else "")
     )
-    for column in ("op", "case", "part", "source", "median ms", "p20-p80 ms", "n"):
+    columns = ("op", "case", "part", "source", "median ms", "p20-p80 ms", "n", "upstream's pick")
+    for column in columns:
         table.add_column(column, justify="right" if "ms" in column or column == "n" else "left")
     available = {
         spec.name: {c.name: c for c in cases_for(spec, backend, database)} for spec in specs
@@ -69,13 +71,15 @@ def baseline(
     if unknown:
         valid = sorted({name for cases in available.values() for name in cases})
         raise UserError(f"unknown case {unknown[0]!r} on {backend.soc}; valid: {', '.join(valid)}")
+    changed: list[str] = []
     for spec in specs:
         chosen = [c for name, c in available[spec.name].items() if name in (case or ())]
         if not case and not asked[spec.name]:
             chosen = list(available[spec.name].values())
         chosen += [c for c in asked[spec.name] if c not in chosen]
         request.register(spec, database)
-        for row in record_baselines(database, spec, backend, chosen):
+        rows = record_baselines(database, spec, backend, chosen)
+        for row in rows:
             table.add_row(
                 row.op,
                 row.case_name,
@@ -84,8 +88,14 @@ def baseline(
                 short_number(row.median_ms),
                 f"{short_number(row.p20_ms)}-{short_number(row.p80_ms)}",
                 str(row.n),
+                (describe(row.configs) or "its defaults") if row.source == "upstream" else "",
             )
+        changed += changed_picks(database, rows)
     console.print(table)
+    for line in changed:
+        err_console.print(
+            f"upstream's pick changed: {line}", markup=False, highlight=False, soft_wrap=True
+        )
     next_step(f"`autotune check --op {specs[0].name} --soc {soc}` (one op at a time) re-times the "
               "frozen port against these baselines, exit 1 on a regression")  # fmt: skip
 
@@ -161,6 +171,12 @@ def check(
                 f"contended: {c.verdict.case_name} {c.verdict.part}: the device looks shared "
                 f"({c.verdict.contention}); its ratio could hide a regression, check it on a "
                 "quiet device",
+                markup=False, highlight=False, soft_wrap=True,
+            )  # fmt: skip
+    for c in report.checked:
+        for note in c.notes:
+            err_console.print(
+                f"{c.verdict.case_name} {c.verdict.part}: {note}; run `autotune baseline` again",
                 markup=False, highlight=False, soft_wrap=True,
             )  # fmt: skip
     for line in report.skipped:
