@@ -211,6 +211,9 @@ class Baseline(Base):
     #: interpreter, as migration 0006 gave the rows before it.
     backend: Mapped[str] = mapped_column(String(16), default=lambda ctx: _backend_of(ctx))
     environment: Mapped[dict[str, Any]]
+    #: The calibration probes' ms before and after the op's baseline, and the device's report
+    #: of other processes (`autotuner.measure.device_load`); None on the interpreter.
+    device_load: Mapped[dict[str, Any] | None]
     measured_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
@@ -250,6 +253,9 @@ class CheckVerdict(Base):
     absolute_change: Mapped[float | None] = mapped_column(Float)
     rounds: Mapped[int] = mapped_column(Integer, default=1)
     environment: Mapped[dict[str, Any]]
+    #: The calibration probes' ms before and after the measurement and the device's report of
+    #: other processes (`autotuner.measure.device_load`); None on the interpreter.
+    device_load: Mapped[dict[str, Any] | None]
     checked_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 

@@ -81,6 +81,8 @@ class BaselineRecord(_Record):
     #: Exports made before it was recorded leave it out; it follows from soc and interpreter.
     backend: Literal["cuda", "npu", "cpu"] | None = None
     environment: JsonObject
+    #: Exports made before it was recorded leave it out (`Baseline.device_load`).
+    device_load: JsonObject | None = None
     measured_at: Time
 
     @model_validator(mode="after")

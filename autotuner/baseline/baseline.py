@@ -24,6 +24,7 @@ from storage import Baseline, Database
 from ..atk.generated_block import read_frozen
 from ..backends import Backend, Timing
 from ..cases.store import kind_for, user_cases
+from ..measure.device_load import Watch, probes
 from ..measure.environment import environment
 from ..measure.host_sync import host_reads, host_scalars
 from . import upstream_picks
@@ -148,6 +149,8 @@ def record_baselines(
     """Measure and store every (case, part, source) that can run on this backend."""
     frozen = FrozenSet.read(spec, backend.soc)
     env = environment(backend)
+    watch = Watch(backend, probes(backend))
+    watch.start()
     rows = []
     for case in cases_for(spec, backend, db) if cases is None else cases:
         inputs = spec.make_inputs(case, backend.device)
@@ -183,6 +186,12 @@ def record_baselines(
                 rows.append(row)
                 if on_row:
                     on_row(row)
+    if watch.kernels:  # every probe: the calibration a check compares with, and a shared device
+        from ..settings import settings
+
+        seen = watch.stop(list(watch.before.values()), None, settings().check_contention_noise)
+        for row in rows:
+            row.device_load = seen.record
     with db.sessions() as session:
         session.add_all(rows)
         session.commit()

@@ -45,6 +45,7 @@ from ..atk.performance_json import read as read_performance_json
 from ..backends import Backend, Timing
 from ..cases.store import find, kind_for
 from ..measure.contention import Reference, closest, contention, similar
+from ..measure.device_load import Seen, Watch, probes
 from ..measure.environment import environment
 from ..measure.stats import mann_whitney_less
 from ..measure.toolchain import Stale, differences, stale_configs, toolchain
@@ -135,6 +136,7 @@ class Checked:
             "reference_ms": v.reference_ms,
             "absolute_change": v.absolute_change,
             "rounds": v.rounds,
+            "device_load": v.device_load,
             "checked_at": v.checked_at.isoformat(),
         }
 
@@ -255,6 +257,7 @@ class Judged:
     reference_now: list[float]
     samples: list[float]
     rounds: int
+    seen: Seen  # what the calibration probes and the device showed around the measurement
 
 
 def _judge(
@@ -264,6 +267,7 @@ def _judge(
     frozen_call: Callable[[], object],
     threshold: float,
     noise: float,
+    watch: Watch,
 ) -> Judged:
     """Time the frozen part interleaved with its references and judge it against the reference
     closest in duration; a suspect is confirmed by a second, independent round. On a shared
@@ -275,6 +279,7 @@ def _judge(
     near = closest([ref.median_ms for ref, _ in references], row.median_ms)
     reference = references[near][0]
     rounds = 0
+    watch.start()
     while True:
         rounds += 1
         *references_now, samples = measure_interleaved(
@@ -285,21 +290,27 @@ def _judge(
         )
         if not comparison.regressed or rounds == 2:
             break
+    at_baseline = ((row.device_load or {}).get("calibration") or {}).get("after")
+    seen = watch.stop([row.median_ms, reference.median_ms], at_baseline, noise)
     moved = [
         Reference(ref.source, ref.median_ms, statistics.median(now))
         for (ref, _), now in zip(references, references_now, strict=True)
     ]
     # The interpreter shares its host with everything: its times are never a performance claim.
-    why = None if backend.is_interpreter else contention(moved, row.median_ms, noise, SIMILAR)
+    drifted = None if backend.is_interpreter else contention(moved, row.median_ms, noise, SIMILAR)
+    why = "; ".join(reason for reason in (drifted, seen.why) if reason) or None
     own = statistics.median(samples) / row.median_ms - 1
     trusted = similar(reference.median_ms, row.median_ms, SIMILAR) or (
         row.median_ms < reference.median_ms and own > threshold
     )
-    if comparison.regressed and (why is None or trusted):
+    # Seen contention: a regression only where the ratio grew beyond what the load moved the
+    # probe nearest the part.
+    beyond_load = comparison.change > threshold + seen.movement
+    if comparison.regressed and (why is None or (trusted and beyond_load)):
         outcome = "regressed"
     else:
         outcome = "ok" if why is None else "contended"
-    return Judged(outcome, why, comparison, reference, references_now[near], samples, rounds)
+    return Judged(outcome, why, comparison, reference, references_now[near], samples, rounds, seen)
 
 
 def check(
@@ -325,6 +336,7 @@ def check(
     ]
     frozen = FrozenSet.read(spec, backend.soc)
     env = environment(backend)
+    watch = Watch(backend, probes(backend))
     checked, skipped = [], []
     inputs_of: dict[str, dict] = {}
     for row in baselines:
@@ -362,7 +374,7 @@ def check(
             for ref, call in references:
                 no_host_reads(call, inputs, f"{what} {ref.source}")
             no_host_reads(run[1], inputs, f"{what} port_frozen")
-            judged = _judge(backend, row, references, run[1], threshold, noise)
+            judged = _judge(backend, row, references, run[1], threshold, noise, watch)
         reference, reference_now, samples = judged.reference, judged.reference_now, judged.samples
         outcome, rounds = judged.comparison, judged.rounds
         timing = Timing.of(samples)
@@ -386,6 +398,7 @@ def check(
             absolute_change=timing.median_ms / row.median_ms - 1,
             rounds=rounds,
             environment=env,
+            device_load=judged.seen.record if watch.kernels else None,
         )
         changes = _toolchain_changes(spec, row, backend.soc, backend)
         checked.append(Checked(row, verdict, changes, tuple(notes)))

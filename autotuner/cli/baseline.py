@@ -91,6 +91,15 @@ def baseline(
                 (describe(row.configs) or "its defaults") if row.source == "upstream" else "",
             )
         changed += changed_picks(database, rows)
+        shared = next(
+            (r.device_load["why"] for r in rows if (r.device_load or {}).get("why")), None
+        )
+        if shared:
+            err_console.print(
+                f"{spec.name}: measured while the device looked shared ({shared}); its checks "
+                "will say contended: baseline it again on a quiet device",
+                markup=False, highlight=False, soft_wrap=True,
+            )  # fmt: skip
     console.print(table)
     for line in changed:
         err_console.print(
