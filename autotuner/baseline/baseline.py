@@ -11,8 +11,11 @@ later runs with). On `cpu` the numbers are interpreter times, stored and shown a
 from __future__ import annotations
 
 import json
+import statistics
+import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 from sqlalchemy import select
 
@@ -57,16 +60,35 @@ def no_host_reads(call: Callable[[], object], inputs: dict, what: str) -> Callab
     return call
 
 
-def measure_interleaved(backend: Backend, calls: list[Callable[[], object]]) -> list[list[float]]:
-    """Single-call times (ms) of each call, in rounds that alternate between the calls."""
+#: Rounds a measurement takes at least before it may stop on a tight spread.
+MIN_ROUNDS = 3
+
+
+def settled(round_medians: list[float], spread: float) -> bool:
+    """The medians of a call's rounds lie within `spread` (a share of their median) of each
+    other."""
+    middle = statistics.median(round_medians)
+    return middle > 0 and (max(round_medians) - min(round_medians)) / middle <= spread
+
+
+def measure_interleaved(
+    backend: Backend, calls: list[Callable[[], object]], spread: float | None = None
+) -> list[list[float]]:
+    """Single-call times (ms) of each call, in rounds that alternate between the calls; with
+    `spread`, the rounds stop (after MIN_ROUNDS) once every call's round medians are `settled`."""
     for call in calls:
         call()  # compile, outside the timing
     backend.synchronize()
     samples: list[list[float]] = [[] for _ in calls]
+    medians: list[list[float]] = [[] for _ in calls]
     rounds, reps, min_ms = sampling(backend)
-    for _ in range(rounds):
-        for out, call in zip(samples, calls, strict=True):
-            out += backend.samples(call, reps, warmup=2, min_ms=min_ms)
+    for done in range(1, rounds + 1):
+        for out, of_rounds, call in zip(samples, medians, calls, strict=True):
+            got = backend.samples(call, reps, warmup=2, min_ms=min_ms)
+            out += got
+            of_rounds.append(statistics.median(got))
+        if spread is not None and done >= MIN_ROUNDS and all(settled(m, spread) for m in medians):
+            break
     return samples
 
 
@@ -139,32 +161,64 @@ def runs(
         yield "port_frozen", *port_frozen
 
 
+@dataclass
+class Profile:
+    """Seconds a baseline spent per phase (`autotune baseline --profile`)."""
+
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @contextmanager
+    def phase(self, name: str, backend: Backend) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            backend.synchronize()
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
+
+
 def record_baselines(
     db: Database,
     spec: OpSpec,
     backend: Backend,
     cases: list[Case] | None = None,
     on_row: Callable[[Baseline], None] | None = None,
+    profile: Profile | None = None,
 ) -> list[Baseline]:
     """Measure and store every (case, part, source) that can run on this backend."""
+    from ..settings import settings
+
+    profile = profile or Profile()
     frozen = FrozenSet.read(spec, backend.soc)
     env = environment(backend)
     watch = Watch(backend, probes(backend))
-    watch.start()
+    with profile.phase("calibration", backend):
+        watch.start()
     rows = []
     for case in cases_for(spec, backend, db) if cases is None else cases:
-        inputs = spec.make_inputs(case, backend.device)
+        with profile.phase("inputs", backend):
+            inputs = spec.make_inputs(case, backend.device)
         for part in spec.parts:
-            runnable = [
-                (source, configs, no_host_reads(call, inputs, f"{spec.name} {part} {source}"))
-                for source, configs, call in runs(spec, case, inputs, part, frozen)
-                if call is not None
-            ]
+            with profile.phase("host-read checks", backend):
+                runnable = [
+                    (source, configs, no_host_reads(call, inputs, f"{spec.name} {part} {source}"))
+                    for source, configs, call in runs(spec, case, inputs, part, frozen)
+                    if call is not None
+                ]
             upstream = next((c for source, _, c in runnable if source == "upstream"), None)
             modules = upstream_picks.modules_of(spec) if upstream else []
-            picks = upstream_picks.record(modules, upstream) if upstream else {}
-            with upstream_picks.pinned(modules, picks):  # the pick timed is the pick stored
-                measured = measure_interleaved(backend, [call for _, _, call in runnable])
+            with profile.phase("upstream's autotune and first call", backend):
+                picks = upstream_picks.record(modules, upstream) if upstream else {}
+            with profile.phase("port's first calls (compiles)", backend):
+                for source, _, call in runnable:
+                    if source != "upstream":
+                        call()
+            with (
+                upstream_picks.pinned(modules, picks),  # the pick timed is the pick stored
+                profile.phase("timed rounds", backend),
+            ):
+                calls = [call for _, _, call in runnable]
+                measured = measure_interleaved(backend, calls, settings().baseline_round_spread)
             for (source, configs, _), samples in zip(runnable, measured, strict=True):
                 timing = Timing.of(samples)
                 if source == "upstream":
@@ -187,9 +241,8 @@ def record_baselines(
                 if on_row:
                     on_row(row)
     if watch.kernels:  # every probe: the calibration a check compares with, and a shared device
-        from ..settings import settings
-
-        seen = watch.stop(list(watch.before.values()), None, settings().check_contention_noise)
+        with profile.phase("calibration", backend):
+            seen = watch.stop(list(watch.before.values()), None, settings().check_contention_noise)
         for row in rows:
             row.device_load = seen.record
     with db.sessions() as session:

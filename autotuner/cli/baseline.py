@@ -40,14 +40,29 @@ def baseline(
         list[str] | None, typer.Option("--case", help="Only these cases (repeatable).")
     ] = None,
     db: DbOption = None,
+    profile: Annotated[
+        bool, typer.Option("--profile", help="Seconds per phase (compiles, timing, ...) per op.")
+    ] = False,
+    warm_jobs: Annotated[
+        int | None,
+        typer.Option(
+            help="Processes that run every call once first, compiling in parallel (default: "
+            "AUTOTUNE_BASELINE_WARM_JOBS, else 8; 0: none; never on the interpreter)."
+        ),
+    ] = None,
     request: CaseRequest = NO_REQUEST,
 ) -> None:
-    """Time upstream (the GPU baseline on a GPU), the port's default and its frozen configs."""
+    """Time upstream (the GPU baseline on a GPU; where it tunes itself, at the config it
+    picked), the port's default and its frozen configs."""
+    import time
+
     from ops import get_op
 
     from ..backends import get_backend
-    from ..baseline.baseline import cases_for, changed_picks, record_baselines
+    from ..baseline.baseline import Profile, cases_for, changed_picks, record_baselines
     from ..baseline.upstream_picks import describe
+    from ..baseline.warm import warm
+    from ..settings import settings
 
     specs = [get_op(name) for name in op]
     backend = get_backend(soc)
@@ -71,14 +86,25 @@ def baseline(
     if unknown:
         valid = sorted({name for cases in available.values() for name in cases})
         raise UserError(f"unknown case {unknown[0]!r} on {backend.soc}; valid: {', '.join(valid)}")
-    changed: list[str] = []
+    chosen: dict[str, list] = {}
     for spec in specs:
-        chosen = [c for name, c in available[spec.name].items() if name in (case or ())]
+        named = [c for name, c in available[spec.name].items() if name in (case or ())]
         if not case and not asked[spec.name]:
-            chosen = list(available[spec.name].values())
-        chosen += [c for c in asked[spec.name] if c not in chosen]
+            named = list(available[spec.name].values())
+        chosen[spec.name] = named + [c for c in asked[spec.name] if c not in named]
         request.register(spec, database)
-        rows = record_baselines(database, spec, backend, chosen)
+    jobs = settings().baseline_warm_jobs if warm_jobs is None else warm_jobs
+    jobs = 0 if backend.is_interpreter else jobs  # the interpreter compiles nothing
+    start = time.perf_counter()
+    warmed = warm([(name, c) for name, cases in chosen.items() for c in cases], soc, jobs)
+    warm_s = time.perf_counter() - start
+    changed: list[str] = []
+    profiles: dict[str, Profile] = {}
+    for spec in specs:
+        profiles[spec.name] = Profile()
+        rows = record_baselines(
+            database, spec, backend, chosen[spec.name], profile=profiles[spec.name]
+        )
         for row in rows:
             table.add_row(
                 row.op,
@@ -101,12 +127,31 @@ def baseline(
                 markup=False, highlight=False, soft_wrap=True,
             )  # fmt: skip
     console.print(table)
+    if profile:
+        console.print(profile_table(profiles, warmed, jobs, warm_s))
     for line in changed:
         err_console.print(
             f"upstream's pick changed: {line}", markup=False, highlight=False, soft_wrap=True
         )
     next_step(f"`autotune check --op {specs[0].name} --soc {soc}` (one op at a time) re-times the "
               "frozen port against these baselines, exit 1 on a regression")  # fmt: skip
+
+
+def profile_table(profiles: dict, warmed: int, jobs: int, warm_s: float) -> Table:
+    """Seconds per op and phase, the parallel warm-up first."""
+    phases = sorted({name for p in profiles.values() for name in p.seconds})
+    table = Table(
+        title=f"where the baseline's time went (s); first {warmed} calls run once in "
+        f"{jobs} processes: {warm_s:.1f} s"
+    )
+    for column in ("op", *phases, "total"):
+        table.add_column(column, justify="left" if column == "op" else "right")
+    for op, p in profiles.items():
+        cells = [f"{p.seconds.get(name, 0.0):.1f}" for name in phases]
+        table.add_row(op, *cells, f"{sum(p.seconds.values()):.1f}")
+    totals = [sum(p.seconds.get(name, 0.0) for p in profiles.values()) for name in phases]
+    table.add_row("all", *(f"{t:.1f}" for t in totals), f"{sum(totals) + warm_s:.1f}")
+    return table
 
 
 @case_options
