@@ -91,3 +91,35 @@ def test_warm_up_processes_run_every_call_of_the_cases_once(tree):
     freeze_case("cpu")
     assert warm([(OP, spec.case(CASE))], "cpu", jobs=1) == 3  # upstream, default, frozen
     assert warm([(OP, spec.case(CASE))], "cpu", jobs=0) == 0
+
+
+def test_torch_eager_is_a_source_where_the_op_declares_its_torch_form():
+    """layer_norm's torch form (F.layer_norm, autograd's backward) equals its golden; an op
+    without one times no torch part."""
+    import torch
+
+    from autotuner.baseline.baseline import FrozenSet, runs
+
+    spec = get_op("layer_norm")
+    case = spec.cases("accuracy")[0]
+    inputs = spec.make_inputs(case, torch.device("cpu"))
+    golden = spec.reference(inputs)
+    frozen = FrozenSet(None, {})
+    (fwd,) = [
+        call for source, _, call in runs(spec, case, inputs, "fwd", frozen) if source == "torch"
+    ]
+    assert torch.allclose(fwd()["y"].double(), golden["y"], atol=1e-5)
+    (bwd,) = [
+        call for source, _, call in runs(spec, case, inputs, "bwd", frozen) if source == "torch"
+    ]
+    for got, name in zip(bwd(), ("dx", "dweight", "dbias"), strict=True):
+        assert torch.allclose(got.double(), golden[name], atol=1e-4)
+    other = get_op(OP)
+    case = other.case(CASE)
+    sources = {
+        s: c
+        for s, _, c in runs(
+            other, case, other.make_inputs(case, torch.device("cpu")), "fwd", frozen
+        )
+    }
+    assert sources["torch"] is None

@@ -3,9 +3,10 @@
 Per case and part of the op (its forward, its backward, ...): upstream's kernels at their
 defaults (on a GPU this is the GPU baseline an NPU port is compared with; where upstream tunes
 itself with `triton.autotune`, the configs it picked are stored with the row, `upstream_picks`,
-and `autotune check` launches it at them), the port at upstream's
-default configs, and the port at the configs frozen for this soc (what `autotune check` compares
-later runs with). On `cpu` the numbers are interpreter times, stored and shown as such.
+and `autotune check` launches it at them), torch eager in the case dtype (what a user runs
+without the port, on any device: `OpSpec.torch_part`), the port at upstream's default configs,
+and the port at the configs frozen for this soc (what `autotune check` compares later runs
+with). On `cpu` the numbers are interpreter times, stored and shown as such.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from ..measure.environment import environment
 from ..measure.host_sync import host_reads, host_scalars
 from . import upstream_picks
 
-SOURCES = ("upstream", "port_default", "port_frozen")
+SOURCES = ("upstream", "torch", "port_default", "port_frozen")
 #: Timed calls per measurement (more for short parts, until they add up to MIN_MS), taken in
 #: ROUNDS rounds that alternate between the sources of a part, so that drift of the device (clocks,
 #: temperature) shows in all of them alike rather than in their ratio.
@@ -154,6 +155,7 @@ def runs(
     """(source, configs, call) of one part; call None where that source cannot run the case."""
     kernels = spec.parts[part]
     yield "upstream", {}, spec.upstream_part(part, inputs, case)
+    yield "torch", {}, spec.torch_part(part, inputs)
     defaults = {k: spec.kernel(k).default(case) for k in kernels}
     yield "port_default", defaults, spec.port_part(part, inputs, defaults)
     port_frozen = frozen_run(spec, case, inputs, part, frozen)
