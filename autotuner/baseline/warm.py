@@ -5,15 +5,17 @@ baseline is not timing: each of the port's configs compiles on its first call, a
 `triton.autotune` compiles every config of its list before it times them. Spawned processes run
 every call of the baseline once, untimed, on the same device first; Triton keeps what they
 compiled in its cache on disk (`~/.triton/cache`, `TRITON_CACHE_DIR`), where the timing process
-then finds it. Their upstream picks are not kept (they timed on a shared device): the timing
-process tunes upstream itself, from compiled code. A call that fails here is left to the timing
-process, which reports it.
+then finds it. There upstream's autotune compiles and runs each config once and times none
+(its Autotuner's `do_bench`, a cached_property in Triton 3.6 and 3.9, replaced): the timing
+process tunes upstream itself, from compiled code, on a device nothing else uses. A call that
+fails here is left to the timing process, which reports it.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
 import os
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 
 import torch
@@ -34,24 +36,34 @@ def _start(soc: str, threads: int) -> None:
     _backend = get_backend(soc)
 
 
+def _once(kernel_call: Callable[[], object], quantiles: tuple[float, ...]) -> list[float]:
+    """An autotune benchmark that compiles and runs a config once and times nothing."""
+    kernel_call()
+    return [0.0] * len(quantiles)
+
+
 def _run_once(op: str, case: Case) -> int:
     """Run every (part, source) call of one case once; how many ran."""
     from ops import get_op
 
+    from . import upstream_picks
     from .baseline import FrozenSet, runs
 
     spec = get_op(op)
+    if spec.upstream.missing() is None:
+        for tuner in upstream_picks.autotuners(upstream_picks.modules_of(spec)).values():
+            vars(tuner)["do_bench"] = _once  # Autotuner.do_bench is a cached_property
     frozen = FrozenSet.read(spec, _backend.soc)
     inputs = spec.make_inputs(case, _backend.device)
     ran = 0
     for part in spec.parts:
-        for _, _, call in runs(spec, case, inputs, part, frozen):
-            try:
+        try:
+            for _, _, call in runs(spec, case, inputs, part, frozen):
                 if call is not None:
                     call()
                     ran += 1
-            except Exception:  # noqa: BLE001 (the timing process meets it again and says it)
-                pass
+        except Exception:  # noqa: BLE001 (the timing process meets it again and says it)
+            continue
     _backend.synchronize()
     _backend.release_memory()
     return ran
