@@ -1,7 +1,16 @@
 """`autotune baseline`: which sources it times, with which configs, interleaved."""
 
+import pytest
+import torch
+
 from autotuner.backends.cpu import CpuBackend
-from autotuner.baseline.baseline import measure_interleaved, record_baselines, sampling
+from autotuner.baseline.baseline import (
+    FrozenSet,
+    measure_interleaved,
+    record_baselines,
+    runs,
+    sampling,
+)
 from ops import get_op
 from storage import Baseline, open_database
 
@@ -93,33 +102,33 @@ def test_warm_up_processes_run_every_call_of_the_cases_once(tree):
     assert warm([(OP, spec.case(CASE))], "cpu", jobs=0) == 0
 
 
-def test_torch_eager_is_a_source_where_the_op_declares_its_torch_form():
-    """layer_norm's torch form (F.layer_norm, autograd's backward) equals its golden; an op
-    without one times no torch part."""
-    import torch
-
-    from autotuner.baseline.baseline import FrozenSet, runs
-
-    spec = get_op("layer_norm")
+@pytest.mark.parametrize(
+    "op",
+    ["addmm", "layer_norm", "rms_norm", "swish_layer_norm", "layer_norm_mul_dropout",
+     "group_norm_mul_dropout"],
+)  # fmt: skip
+def test_torch_eager_is_a_source_that_equals_the_golden(op):
+    """The op's torch form in the case dtype (its forward, autograd's backward into the inputs
+    that have gradients) against the float64 golden, through the baseline's sources."""
+    spec = get_op(op)
     case = spec.cases("accuracy")[0]
     inputs = spec.make_inputs(case, torch.device("cpu"))
     golden = spec.reference(inputs)
-    frozen = FrozenSet(None, {})
-    (fwd,) = [
-        call for source, _, call in runs(spec, case, inputs, "fwd", frozen) if source == "torch"
-    ]
-    assert torch.allclose(fwd()["y"].double(), golden["y"], atol=1e-5)
-    (bwd,) = [
-        call for source, _, call in runs(spec, case, inputs, "bwd", frozen) if source == "torch"
-    ]
-    for got, name in zip(bwd(), ("dx", "dweight", "dbias"), strict=True):
-        assert torch.allclose(got.double(), golden[name], atol=1e-4)
-    other = get_op(OP)
-    case = other.case(CASE)
-    sources = {
-        s: c
-        for s, _, c in runs(
-            other, case, other.make_inputs(case, torch.device("cpu")), "fwd", frozen
-        )
-    }
-    assert sources["torch"] is None
+    for part in spec.parts:
+        (call,) = [
+            c for s, _, c in runs(spec, case, inputs, part, FrozenSet(None, {})) if s == "torch"
+        ]
+        if part == "fwd":
+            for name, got in call().items():
+                assert torch.allclose(got.double(), golden[name], atol=1e-5), name
+        else:
+            for got, name in zip(call(), spec.torch_grad_inputs, strict=True):
+                assert torch.allclose(got.double(), golden[f"d{name}"], atol=1e-4), name
+
+
+def test_an_op_without_a_torch_form_times_no_torch_part():
+    spec = get_op(OP)
+    case = spec.case(CASE)
+    inputs = spec.make_inputs(case, torch.device("cpu"))
+    sources = {s: c for s, _, c in runs(spec, case, inputs, "fwd", FrozenSet(None, {}))}
+    assert sources["torch"] is None and sources["upstream"] is not None
