@@ -50,9 +50,12 @@ def sampling(backend: Backend) -> tuple[int, int, float]:
     return ROUNDS, REPS // ROUNDS, MIN_MS / ROUNDS
 
 
-def no_host_reads(call: Callable[[], object], inputs: dict, what: str) -> Callable[[], object]:
-    """`call`, after checking that it never waits for the device (`autotuner.measure.host_sync`)."""
-    reads = host_reads(call, host_scalars(inputs))
+def no_host_reads(
+    call: Callable[[], object], inputs: dict, what: str, warm: bool = True
+) -> Callable[[], object]:
+    """`call`, after checking that it never waits for the device (`autotuner.measure.host_sync`;
+    `warm` False where it has run once already)."""
+    reads = host_reads(call, host_scalars(inputs), warm=warm)
     if reads:
         raise UserError(
             f"{what} reads device values on the host inside the timed call "
@@ -201,9 +204,9 @@ def record_baselines(
         with profile.phase("inputs", backend):
             inputs = spec.make_inputs(case, backend.device)
         for part in spec.parts:
-            with profile.phase("host-read checks", backend):
+            with profile.phase("inputs", backend):  # what a part needs of earlier parts
                 runnable = [
-                    (source, configs, no_host_reads(call, inputs, f"{spec.name} {part} {source}"))
+                    (source, configs, call)
                     for source, configs, call in runs(spec, case, inputs, part, frozen)
                     if call is not None
                 ]
@@ -211,10 +214,13 @@ def record_baselines(
             modules = upstream_picks.modules_of(spec) if upstream else []
             with profile.phase("upstream's autotune and first call", backend):
                 picks = upstream_picks.record(modules, upstream) if upstream else {}
-            with profile.phase("port's first calls (compiles)", backend):
+            with profile.phase("first calls (compiles)", backend):
                 for source, _, call in runnable:
                     if source != "upstream":
                         call()
+            with profile.phase("host-read checks", backend):
+                for source, _, call in runnable:
+                    no_host_reads(call, inputs, f"{spec.name} {part} {source}", warm=False)
             with (
                 upstream_picks.pinned(modules, picks),  # the pick timed is the pick stored
                 profile.phase("timed rounds", backend),
