@@ -123,3 +123,28 @@ def test_check_compares_upstream_only_at_the_pick_its_baseline_recorded():
     with ExitStack() as held:
         (note,) = _hold_upstream_still(SPEC, references, held)
     assert references == [] and "lists no config fill_block: BLOCK=16 w8 s3" in note
+
+
+def test_a_baseline_says_where_upstream_picked_otherwise_than_the_previous_one(tmp_path):
+    from autotuner.baseline.baseline import changed_picks
+    from storage import open_database
+
+    db = open_database(f"sqlite:///{tmp_path}/p.db")
+    before = _upstream_reference(PICK_16)
+    same = _upstream_reference(PICK_16)
+    same.measured_at = datetime(2026, 12, 2, tzinfo=UTC)
+    with db.sessions() as session:
+        session.add_all([before, same])
+        session.commit()
+    assert changed_picks(db, [same]) == []
+    other = _upstream_reference({"_fill_block": {**PICK_16["_fill_block"], "BLOCK": 32}})
+    other.measured_at = datetime(2026, 12, 3, tzinfo=UTC)
+    with db.sessions() as session:
+        session.add(other)
+        session.commit()
+        session.refresh(other)
+    (line,) = changed_picks(db, [other])
+    assert line == (
+        "x c fwd: upstream picked fill_block: BLOCK=32 w2 s3 where the baseline of "
+        "2026-12-02 00:00 picked fill_block: BLOCK=16 w2 s3"
+    )
