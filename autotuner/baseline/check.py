@@ -9,7 +9,13 @@ same ratio at baseline time, so clocks and machine drift, which move both alike,
 process sharing the device does not move long and short kernels alike: when references of
 dissimilar durations moved apart (`autotuner.measure.contention`), the (case, part) is
 `contended` rather than "ok", and a regression judged against a reference of dissimilar duration
-is `contended` too. A regression needs both:
+is `contended` too. Contention is also seen rather than inferred (`autotuner.measure.device_load`):
+a calibration probe near the part's duration that moved beyond noise during the part's
+measurement or since its baseline, or another process the device lists as computing, makes the
+part `contended` unless its ratio grew beyond the threshold plus what the load moved the probe.
+Upstream runs at the configs its `triton.autotune` picked at baseline time (`upstream_picks`),
+its autotune bypassed; where it cannot or picks otherwise it is left out, and the check says so.
+A regression needs both:
 
 - the ratio grew by more than the threshold, 5% by default (`AUTOTUNE_CHECK_THRESHOLD` or
   `--threshold`): the p20-p80 bands of the H200 baselines in docs/benchmarks.md are mostly within

@@ -98,6 +98,11 @@ def baseline(
     start = time.perf_counter()
     warmed = warm([(name, c) for name, cases in chosen.items() for c in cases], soc, jobs)
     warm_s = time.perf_counter() - start
+    if profile:
+        err_console.print(
+            f"profile: warm-up: {warmed} calls in {jobs} processes, {warm_s:.1f} s",
+            markup=False, highlight=False,
+        )  # fmt: skip
     changed: list[str] = []
     profiles: dict[str, Profile] = {}
     for spec in specs:
@@ -116,6 +121,9 @@ def baseline(
                 str(row.n),
                 (describe(row.configs) or "its defaults") if row.source == "upstream" else "",
             )
+        if profile:  # as each op ends: a run cut short still says where its time went
+            spent = ", ".join(f"{k} {v:.1f}" for k, v in profiles[spec.name].seconds.items())
+            err_console.print(f"profile: {spec.name}: {spent} s", markup=False, highlight=False)
         changed += changed_picks(database, rows)
         shared = next(
             (r.device_load["why"] for r in rows if (r.device_load or {}).get("why")), None
