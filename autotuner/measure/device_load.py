@@ -24,8 +24,10 @@ from ..backends import Backend
 
 #: The probes' matrix sizes (fp32, n x n times n x n: 2 n^3 flops each).
 PROBE_SIZES = (512, 1024, 2048, 4096)
-#: Timed calls per probe on each side of a measurement, after one warm-up call.
-PROBE_REPS = 5
+#: Timed calls per probe on each side of a measurement, after one warm-up call, more for a short
+#: probe until they add up to PROBE_MIN_MS (a 0.01 ms probe's median of 5 would move with the
+#: timer's microsecond jitter alone).
+PROBE_REPS, PROBE_MIN_MS = 5, 2.0
 
 
 class Probe:
@@ -56,7 +58,9 @@ def probes(backend: Backend) -> list[Probe]:
 def calibrate(backend: Backend, kernels: list[Probe]) -> dict[str, float]:
     """Median ms of each probe."""
     return {
-        probe.name: statistics.median(backend.samples(probe, PROBE_REPS, warmup=1))
+        probe.name: statistics.median(
+            backend.samples(probe, PROBE_REPS, warmup=1, min_ms=PROBE_MIN_MS)
+        )
         for probe in kernels
     }
 
