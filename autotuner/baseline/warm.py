@@ -17,6 +17,7 @@ import multiprocessing as mp
 import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 import torch
 
@@ -75,7 +76,13 @@ def warm(todo: list[tuple[str, Case]], soc: str, jobs: int) -> int:
         return 0
     jobs = min(jobs, len(todo))
     threads = max(1, (os.cpu_count() or 1) // jobs)
+    ran = 0
     with ProcessPoolExecutor(
         jobs, mp_context=mp.get_context("spawn"), initializer=_start, initargs=(soc, threads)
     ) as pool:
-        return sum(pool.map(_run_once, *zip(*todo, strict=True)))
+        try:
+            for count in pool.map(_run_once, *zip(*todo, strict=True)):
+                ran += count
+        except BrokenProcessPool:  # a worker died (a kernel's crash): the timing process says it
+            pass
+    return ran
