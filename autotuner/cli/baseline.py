@@ -53,7 +53,8 @@ def baseline(
     request: CaseRequest = NO_REQUEST,
 ) -> None:
     """Time upstream (the GPU baseline on a GPU; where it tunes itself, at the config it
-    picked), the port's default and its frozen configs."""
+    picked), torch eager where the op has a torch form, the port's default and its frozen
+    configs."""
     import time
 
     from ops import get_op
