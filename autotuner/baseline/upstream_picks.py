@@ -15,6 +15,7 @@ A part that launches one autotuned kernel under several keys records the last pi
 
 from __future__ import annotations
 
+import json
 import types
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -47,8 +48,9 @@ def autotuners(modules: Iterable[types.ModuleType]) -> dict[str, Autotuner]:
 
 
 def as_dict(config: Any) -> dict[str, Any]:
-    """A `triton.Config` as stored: its `all_kwargs()`."""
-    return dict(config.all_kwargs())
+    """A `triton.Config` as stored: its `all_kwargs()` as JSON gives it back (a tuple a list, a
+    value JSON cannot hold its text), so that a recorded pick compares equal to its config."""
+    return json.loads(json.dumps(config.all_kwargs(), default=str))
 
 
 def record(modules: Iterable[types.ModuleType], call: Callable[[], object]) -> Picks:
