@@ -248,3 +248,40 @@ def test_under_a_seen_load_a_regression_must_outgrow_what_the_load_moved(
     v = verdict_of(tmp_path, shared, calibration=PROBE_MS)
     assert v.outcome == outcome and v.reference_source == "port_default"
     assert v.change == pytest.approx(frozen_slower - 1, abs=1e-3)
+
+
+def test_the_coload_benchmark_counts_verdicts_and_names_slowed_parts_reported_ok(tmp_path):
+    """benchmarks/check_coload.py's summary over check JSON as `autotune check --json` writes
+    it: a part slowed >= 10% on a quiet device that came back ok under the load is named."""
+    import json
+    import sys
+
+    from .conftest import ROOT
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import check_coload
+    finally:
+        sys.path.pop(0)
+
+    def verdict(case, outcome, change=0.0):
+        return {"case": case, "part": "fwd", "outcome": outcome, "absolute_change": change,
+                "change": change, "contention": None}  # fmt: skip
+
+    files = {
+        "quiet": [verdict("a", "ok"), verdict("b", "ok")],
+        "loaded": [verdict("a", "contended"), verdict("b", "regressed")],
+        "slower_quiet": [verdict("a", "regressed", 0.25), verdict("b", "ok", 0.04)],
+        "slower_loaded": [verdict("a", "ok"), verdict("b", "ok")],
+    }
+    for phase, verdicts in files.items():
+        (tmp_path / f"check_{phase}_{OP}.json").write_text(json.dumps(verdicts))
+    result = check_coload.summary(tmp_path, [OP], ["slower_loaded other_op"])
+    assert result["counts"]["loaded"] == {"contended": 1, "regressed": 1}
+    assert result["unchanged_regressed"] == 1
+    (missed,) = result["slowed_10%_reported_ok_loaded"]
+    assert (missed["case"], missed["quiet_slowdown"], missed["loaded"]) == ("a", 0.25, "ok")
+    check_coload.write_summary(tmp_path, result)
+    text = (tmp_path / "summary.txt").read_text()
+    assert "parts slowed >= 10% quiet and ok loaded: 1" in text
+    assert "not run (budget): slower_loaded other_op" in text
