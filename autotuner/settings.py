@@ -38,7 +38,14 @@ class Settings(BaseSettings):
     #: `autotune check` calls the device contended (shared with another process) when references
     #: of dissimilar durations moved apart by more than this share since baseline time: quiet
     #: H200 checks stay within about 1% of their baselines (issue 27).
-    check_contention_noise: float = 0.03
+    check_contention_noise: float = 0.03  # calibration probes too (measure.device_load)
+    #: `autotune baseline` stops a part's interleaved rounds (at least 3 of its 5) once the
+    #: medians of every source's rounds lie within this share of each other; unset: 5 rounds.
+    baseline_round_spread: float | None = Field(0.02, ge=0.0)
+    #: Processes `autotune baseline` first runs every call in once, untimed, on the same device,
+    #: so Triton's compiles (the port's configs, every config upstream's autotune times) happen
+    #: in parallel and land in Triton's cache before the timing process needs them; 0: none.
+    baseline_warm_jobs: int = Field(8, ge=0)
     #: Processes `autotune verify` starts per device unless `--jobs` says otherwise: a case spends
     #: most of its time on the host (compiles, the float64 CPU golden), so while one process
     #: compiles or computes its golden, another uses the device. Capped by the host's CPU cores.

@@ -161,6 +161,10 @@ class Addmm(DenseRowsOp):
         }
         return {k: v.to(case.torch_dtype).to(device) for k, v in tensors.items()}
 
+    def torch_forward(self, inputs: Tensors) -> Tensors:
+        z = torch.addmm(inputs["bias"], inputs["x"], inputs["weight"])
+        return {"z": z, "y": torch.nn.functional.silu(z)}
+
     def reference(self, inputs: Tensors, compute_dtype: torch.dtype = torch.float64) -> Tensors:
         x, w, b, dy = (inputs[k].to(compute_dtype) for k in self.input_names)
         z = x @ w + b

@@ -218,6 +218,12 @@ class GroupNormMulDropout(NormMulDropoutOp):
         return case.shape["H"]
 
     # -- the golden ------------------------------------------------------------------------------
+    def torch_norm(self, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+        """F.group_norm over heads: the rows viewed as [N, heads, head width], a group a head."""
+        heads = _heads(x, weight)
+        normed = torch.nn.functional.group_norm(heads, weight.numel(), weight, bias, EPS)
+        return normed.view_as(x)
+
     def normalize(self, x, weight, bias):
         heads = _heads(x, weight)
         mean = heads.mean(2).reshape(-1)

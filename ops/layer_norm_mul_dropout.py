@@ -83,6 +83,9 @@ class LayerNormMulDropout(NormMulDropoutOp):
     def affine_width(self, case: Case) -> int:
         return case.shape["D"]
 
+    def torch_norm(self, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.layer_norm(x, x.shape[-1:], weight, bias, EPS)
+
     def normalize(self, x, weight, bias):
         mean = x.mean(1)
         rstd = torch.rsqrt(((x - mean[:, None]) ** 2).mean(1) + EPS)

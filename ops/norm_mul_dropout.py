@@ -69,6 +69,17 @@ class NormMulDropoutOp(NormOp):
     stats = ("mean", "rstd")
     partial_names = ("dw_partial", "db_partial")
 
+    torch_grad_inputs = ("x", "u", "weight", "bias")
+    torch_grad_outputs = {"y": "dy"}
+
+    @abstractmethod
+    def torch_norm(self, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+        """The normalisation with its weight and bias in plain torch (F.layer_norm, ...)."""
+
+    def torch_forward(self, inputs: Tensors) -> Tensors:
+        gated = self.torch_norm(inputs["x"], inputs["weight"], inputs["bias"]) * inputs["u"]
+        return {"y": torch.nn.functional.dropout(gated, DROPOUT_RATIO, training=True)}
+
     @abstractmethod
     def affine_width(self, case: Case) -> int:
         """Elements of weight and bias (D for a LayerNorm, the heads for a GroupNorm)."""

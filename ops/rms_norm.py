@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import torch
+import torch.nn.functional as F
 
 from .norm import EPS, UPSTREAM_FILE, NormOp, row_kernels, upstream_warps
 from .ports import load_port
@@ -53,6 +54,13 @@ class RMSNorm(NormOp):
         },
         {"fwd": ("y",), "bwd_dx": ("dx",), "bwd_dw": ("dweight",)},
     )  # fmt: skip
+
+    torch_grad_inputs = ("x", "weight")
+    torch_grad_outputs = {"y": "dy"}
+
+    def torch_forward(self, inputs: Tensors) -> Tensors:
+        x = inputs["x"]
+        return {"y": F.rms_norm(x, x.shape[-1:], inputs["weight"], EPS)}
 
     def reference(self, inputs: Tensors, compute_dtype: torch.dtype = torch.float64) -> Tensors:
         x, w, dy = (inputs[k].to(compute_dtype) for k in self.input_names)

@@ -474,6 +474,40 @@ class OpSpec(ABC):
     def upstream_part(self, part: str, inputs: Tensors, case: Case) -> Callable[[], object] | None:
         """The same part through upstream's kernels and defaults; None where upstream cannot."""
 
+    # -- torch eager: what a user runs without the port, in the case dtype ----------------------
+    #: Inputs autograd differentiates the torch form into for a "bwd" part (e.g. x, weight).
+    torch_grad_inputs: tuple[str, ...] = ()
+    #: Output of the torch form -> the input holding the gradient that flows into it.
+    torch_grad_outputs: dict[str, str] = {}
+
+    def torch_forward(self, inputs: Tensors) -> Tensors:
+        """The op's forward in plain torch ops (autograd gives its backward); an op without one
+        raises NotImplementedError, and no torch part is timed for it."""
+        raise NotImplementedError(f"{self.name} declares no torch form")
+
+    def torch_part(self, part: str, inputs: Tensors) -> Callable[[], object] | None:
+        """A part through torch eager in the case dtype: "fwd" the forward without autograd,
+        "bwd" autograd's backward of it (the forward run once before, untimed, its graph kept);
+        None where the op declares no torch form or the part is neither."""
+        if type(self).torch_forward is OpSpec.torch_forward or part not in ("fwd", "bwd"):
+            return None
+        if part == "fwd":
+
+            def forward() -> Tensors:
+                with torch.no_grad():
+                    return self.torch_forward(inputs)
+
+            return forward
+        leaves = {
+            k: v.detach().requires_grad_() if k in self.torch_grad_inputs else v
+            for k, v in inputs.items()
+        }
+        outputs = self.torch_forward(leaves)
+        flowing = [outputs[name] for name in self.torch_grad_outputs]
+        incoming = [inputs[name] for name in self.torch_grad_outputs.values()]
+        into = [leaves[name] for name in self.torch_grad_inputs]
+        return lambda: torch.autograd.grad(flowing, into, incoming, retain_graph=True)
+
     def upstream_module(self) -> types.ModuleType:
         """The upstream module that holds the kernels `KernelSpec.upstream_kernel` names: the
         pinned file's own, unless an op's upstream entry point calls kernels of another file."""

@@ -31,6 +31,11 @@ class SwishLayerNorm(LayerNorm):
         for k in LayerNorm.kernels
     )
 
+    def torch_forward(self, inputs: Tensors) -> Tensors:
+        x = inputs["x"]
+        z = torch.nn.functional.layer_norm(x, x.shape[-1:], inputs["weight"], inputs["bias"], EPS)
+        return {"y": torch.sigmoid(z) * x}
+
     def reference(self, inputs: Tensors, compute_dtype: torch.dtype = torch.float64) -> Tensors:
         x, w, b, dy = (inputs[k].to(compute_dtype) for k in self.input_names)
         mean = x.mean(1, keepdim=True)

@@ -183,9 +183,10 @@ class FrozenVersion(Base):
 class Baseline(Base):
     """One timing of one part of an op (e.g. its forward) on one case and soc.
 
-    `source` says what ran: "upstream" (FBGEMM's kernels with their defaults; on a GPU this is
-    the GPU baseline), "port_default" (the port at upstream's default configs) or "port_frozen"
-    (the port at the configs frozen for this soc under `label`).
+    `source` says what ran: "upstream" (upstream's kernels at their defaults or their autotune's
+    pick; on a GPU this is the GPU baseline), "torch" (the op in torch eager, the case dtype),
+    "port_default" (the port at upstream's default configs) or "port_frozen" (the port at the
+    configs frozen for this soc under `label`).
     """
 
     __tablename__ = "autotune_baselines"
@@ -204,7 +205,10 @@ class Baseline(Base):
     part: Mapped[str] = mapped_column(String(64))
     source: Mapped[str] = mapped_column(String(32))
     label: Mapped[str | None] = mapped_column(String(64))
-    configs: Mapped[dict[str, Any]]  # kernel -> config the port ran (empty for upstream)
+    #: kernel -> the config it ran: the port's kernels, or upstream's autotuned kernels (by
+    #: attribute of its module) at the config its `triton.autotune` picked (empty where upstream
+    #: does not tune itself); `autotune check` launches upstream at these.
+    configs: Mapped[dict[str, Any]]
     median_ms: Mapped[float] = mapped_column(Float)
     p20_ms: Mapped[float] = mapped_column(Float)
     p80_ms: Mapped[float] = mapped_column(Float)
@@ -216,6 +220,9 @@ class Baseline(Base):
     #: interpreter, as migration 0006 gave the rows before it.
     backend: Mapped[str] = mapped_column(String(16), default=lambda ctx: _backend_of(ctx))
     environment: Mapped[dict[str, Any]]
+    #: The calibration probes' ms before and after the op's baseline, and the device's report
+    #: of other processes (`autotuner.measure.device_load`); None on the interpreter.
+    device_load: Mapped[dict[str, Any] | None]
     measured_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
@@ -255,6 +262,9 @@ class CheckVerdict(Base):
     absolute_change: Mapped[float | None] = mapped_column(Float)
     rounds: Mapped[int] = mapped_column(Integer, default=1)
     environment: Mapped[dict[str, Any]]
+    #: The calibration probes' ms before and after the measurement and the device's report of
+    #: other processes (`autotuner.measure.device_load`); None on the interpreter.
+    device_load: Mapped[dict[str, Any] | None]
     checked_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 

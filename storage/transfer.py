@@ -78,7 +78,7 @@ class BaselineRecord(_Record):
     soc: str = Field(max_length=64)
     case_name: str = Field(max_length=256)
     part: str = Field(max_length=64)
-    source: Literal["upstream", "port_default", "port_frozen"]
+    source: Literal["upstream", "torch", "port_default", "port_frozen"]
     label: str | None = Field(max_length=64)
     configs: JsonObject
     median_ms: float
@@ -90,6 +90,8 @@ class BaselineRecord(_Record):
     #: Exports made before it was recorded leave it out; it follows from soc and interpreter.
     backend: Literal["cuda", "npu", "cpu"] | None = None
     environment: JsonObject
+    #: Exports made before it was recorded leave it out (`Baseline.device_load`).
+    device_load: JsonObject | None = None
     measured_at: Time
 
     @model_validator(mode="after")

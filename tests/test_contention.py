@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import select
 from typer.testing import CliRunner
 
 import autotuner.backends
@@ -14,8 +15,9 @@ from autotuner.backends.cpu import CpuBackend
 from autotuner.baseline.check import check
 from autotuner.cli import app
 from autotuner.measure.contention import Reference, contention
+from autotuner.measure.device_load import Probe
 from ops import get_op
-from storage import Baseline, open_database
+from storage import Baseline, CheckVerdict, open_database
 
 from .test_check import CASE, OP, freeze_case
 
@@ -35,13 +37,25 @@ class SharedH200(CpuBackend):
     `frozen_slower` slows the frozen part, the last call, as a worse config would."""
 
     is_interpreter = False
+    calibrates = True
 
-    def __init__(self, durations, slowdown=1.0, gap_ms=2.0, frozen_slower=1.0) -> None:
+    def __init__(self, durations, slowdown=1.0, gap_ms=2.0, frozen_slower=1.0, others=None) -> None:
         super().__init__()
         self.soc = "H200"
         self.durations, self.slowdown, self.gap_ms = durations, slowdown, gap_ms
         self.frozen_slower = frozen_slower
+        self.others = others  # what NVML would list besides this process; None: no NVML
         self.seen: list = []
+
+    def device_activity(self, since):
+        return None if self.others is None else {"listed": 1 + self.others,
+                                                  "other_processes": self.others}  # fmt: skip
+
+    def samples(self, fn, reps, warmup=3, min_ms=0.0):
+        if isinstance(fn, Probe):  # a calibration kernel, never run: the co-load moves it alike
+            quiet = PROBE_MS[fn.name]
+            return spread(quiet * (self.slowdown if quiet > self.gap_ms else 1.0), max(reps, 2))
+        return super().samples(fn, reps, warmup, min_ms)
 
     def _elapsed_ms(self, fn, reps):
         if fn not in self.seen:
@@ -54,8 +68,12 @@ class SharedH200(CpuBackend):
         return spread(now, max(reps, 2))
 
 
-def seeded(tmp_path, sources=("upstream", "port_default")):
-    db = open_database(f"sqlite:///{tmp_path}/x.db")
+#: The calibration probes' quiet medians (ms), about an H200's.
+PROBE_MS = {"mm512": 0.01, "mm1024": 0.04, "mm2048": 0.3, "mm4096": 2.3}
+
+
+def seeded(tmp_path, sources=("upstream", "port_default"), calibration=None, url=None):
+    db = open_database(url or f"sqlite:///{tmp_path}/x.db")
     medians = {"upstream": UPSTREAM, "port_default": PORT_DEFAULT, "port_frozen": FROZEN}
     at = datetime(2026, 11, 30, 12, tzinfo=UTC)
     rows = [
@@ -75,6 +93,7 @@ def seeded(tmp_path, sources=("upstream", "port_default")):
             interpreter=False,
             backend="cuda",
             environment={},
+            device_load={"calibration": {"after": calibration}} if calibration else None,
             measured_at=at,
         )  # fmt: skip
         for source in (*sources, "port_frozen")
@@ -85,9 +104,10 @@ def seeded(tmp_path, sources=("upstream", "port_default")):
     return db
 
 
-def verdict_of(tmp_path, backend, sources=("upstream", "port_default")):
+def verdict_of(tmp_path, backend, sources=("upstream", "port_default"), calibration=None, url=None):
     freeze_case("H200")
-    (checked,) = check(seeded(tmp_path, sources), get_op(OP), backend, threshold=0.05).checked
+    db = seeded(tmp_path, sources, calibration, url)
+    (checked,) = check(db, get_op(OP), backend, threshold=0.05).checked
     return checked.verdict
 
 
@@ -166,3 +186,82 @@ def test_contention_of_given_references(drifts, why):
     refs = [Reference(s, before[s], before[s] * d) for s, d in drifts.items()]
     found = contention(refs, FROZEN, noise=0.03, factor=2.0)
     assert found == why or (why and found.startswith(why))
+
+
+def test_a_load_that_slows_part_and_reference_alike_is_seen_by_the_calibration_not_ok(
+    tree, tmp_path, any_db
+):
+    """Every call over 0.1 ms 1.6x slower: the ratio holds still, the probe nearest the part
+    (mm2048, 0.3 ms) moved since its baseline: contended, where the ratio alone said ok."""
+    shared = SharedH200([UPSTREAM, PORT_DEFAULT, FROZEN], slowdown=1.6, gap_ms=0.1)
+    v = verdict_of(tmp_path, shared, calibration=PROBE_MS, url=any_db)
+    assert v.outcome == "contended" and v.change == pytest.approx(0, abs=1e-3)
+    assert "calibration mm2048 (0.3 ms) moved +60.0% since baseline" in v.contention
+    db = open_database(any_db)
+    with db.sessions() as session:
+        (stored,) = session.scalars(select(CheckVerdict)).all()
+    assert stored.device_load["calibration"]["before"]["mm2048"] == pytest.approx(0.48)
+    assert stored.device_load["why"] == v.contention
+
+
+def test_a_quiet_device_seen_by_the_calibration_is_ok(tree, tmp_path):
+    quiet = verdict_of(tmp_path, SharedH200([UPSTREAM, PORT_DEFAULT, FROZEN]), calibration=PROBE_MS)
+    assert quiet.outcome == "ok" and quiet.device_load["why"] is None
+
+
+def test_another_process_the_device_lists_makes_a_part_contended(tree, tmp_path):
+    v = verdict_of(tmp_path, SharedH200([UPSTREAM, PORT_DEFAULT, FROZEN], others=1))
+    assert v.outcome == "contended" and v.contention == "the device lists 1 other compute process"
+    assert v.device_load["activity"]["other_processes"] == 1
+
+
+@pytest.mark.parametrize(("frozen_slower", "outcome"), [(1.5, "regressed"), (1.1, "contended")])
+def test_under_a_seen_load_a_regression_must_outgrow_what_the_load_moved(
+    tree, tmp_path, frozen_slower, outcome
+):
+    """The load slows every call 8%: the probe moved 8%, so a ratio grown 10% may be the load's
+    doing (contended) and one grown 50% is not (regressed, beside a reference of similar
+    duration)."""
+    shared = SharedH200(
+        [UPSTREAM, PORT_DEFAULT, FROZEN], slowdown=1.08, gap_ms=0.0, frozen_slower=frozen_slower
+    )
+    v = verdict_of(tmp_path, shared, calibration=PROBE_MS)
+    assert v.outcome == outcome and v.reference_source == "port_default"
+    assert v.change == pytest.approx(frozen_slower - 1, abs=1e-3)
+
+
+def test_the_coload_benchmark_counts_verdicts_and_names_slowed_parts_reported_ok(tmp_path):
+    """benchmarks/check_coload.py's summary over check JSON as `autotune check --json` writes
+    it: a part slowed >= 10% on a quiet device that came back ok under the load is named."""
+    import json
+    import sys
+
+    from .conftest import ROOT
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import check_coload
+    finally:
+        sys.path.pop(0)
+
+    def verdict(case, outcome, change=0.0):
+        return {"case": case, "part": "fwd", "outcome": outcome, "absolute_change": change,
+                "change": change, "contention": None}  # fmt: skip
+
+    files = {
+        "quiet": [verdict("a", "ok"), verdict("b", "ok")],
+        "loaded": [verdict("a", "contended"), verdict("b", "regressed")],
+        "slower_quiet": [verdict("a", "regressed", 0.25), verdict("b", "ok", 0.04)],
+        "slower_loaded": [verdict("a", "ok"), verdict("b", "ok")],
+    }
+    for phase, verdicts in files.items():
+        (tmp_path / f"check_{phase}_{OP}.json").write_text(json.dumps(verdicts))
+    result = check_coload.summary(tmp_path, [OP], ["slower_loaded other_op"])
+    assert result["counts"]["loaded"] == {"contended": 1, "regressed": 1}
+    assert result["unchanged_regressed"] == 1
+    (missed,) = result["slowed_10%_reported_ok_loaded"]
+    assert (missed["case"], missed["quiet_slowdown"], missed["loaded"]) == ("a", 0.25, "ok")
+    check_coload.write_summary(tmp_path, result)
+    text = (tmp_path / "summary.txt").read_text()
+    assert "parts slowed >= 10% quiet and ok loaded: 1" in text
+    assert "not run (budget): slower_loaded other_op" in text

@@ -11,7 +11,6 @@ import sys
 import time
 import urllib.error
 import urllib.request
-import uuid
 from datetime import UTC, datetime
 
 import pytest
@@ -28,28 +27,12 @@ from ops import get_op
 from storage import AccuracyResult, open_database
 
 from .conftest import ROOT, autotune_cli
-from .test_postgres import SERVER, _admin, _reachable
 
 #: Upstream runs every output of jagged_softmax's bf16 cases on the interpreter, and some of
 #: jagged_flash_attention_basic's only (its backward's dq and dk: torch in the case dtype).
 OPS = ("--op", "jagged_softmax", "--op", "jagged_flash_attention_basic", "--dtype", "bf16")
 TODAY = datetime.now(UTC).strftime("%Y-%m-%d")
 TOKEN = "s3cret-token"
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request, tmp_path):
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path}/verdicts.db"
-        return
-    if not _reachable():
-        pytest.skip(f"no PostgreSQL server reachable at {SERVER}")
-    name = f"autotune_test_{uuid.uuid4().hex[:10]}"
-    with _admin().connect() as connection:
-        connection.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    yield sa.engine.make_url(SERVER).set(database=name).render_as_string(hide_password=False)
-    with _admin().connect() as connection:
-        connection.execute(sa.text(f'DROP DATABASE "{name}" WITH (FORCE)'))
 
 
 def verdicts(url: str) -> list[tuple]:
@@ -76,11 +59,11 @@ def saved(tmp_path_factory):
     return folder / "set", verdicts(url), run.stdout
 
 
-def test_a_saved_set_gives_the_live_verdicts(saved, db_url):
+def test_a_saved_set_gives_the_live_verdicts(saved, any_db):
     folder, live, _ = saved
-    run = autotune_cli("verify", *OPS, "--soc", "cpu", "--db", db_url, "--references", str(folder))
+    run = autotune_cli("verify", *OPS, "--soc", "cpu", "--db", any_db, "--references", str(folder))
     assert run.returncode == 0, run.stdout + run.stderr
-    again = verdicts(db_url)
+    again = verdicts(any_db)
     label = f"on cpu, saved {TODAY}"
     assert len(again) == len(live) == 3 * 2 + 3 * 5  # softmax: y, dx; attention: 5 outputs
     for before, after in zip(live, again, strict=True):
@@ -90,7 +73,7 @@ def test_a_saved_set_gives_the_live_verdicts(saved, db_url):
     assert f"dual: upstream {label}" in run.stdout
     assert f"second reference: upstream for 15, 15 of them {label}, torch" in run.stdout
     # The dashboard marks the verdicts whose upstream ran on another machine.
-    dashboard = TestClient(create_dashboard(db_url))
+    dashboard = TestClient(create_dashboard(any_db))
     items = dashboard.get("/api/accuracy", params={"op": "jagged_softmax"}).json()["items"]
     assert {item["reference_from"] for item in items} == {label}
     page = dashboard.get("/ops/jagged_softmax").text

@@ -231,3 +231,24 @@ def test_frozen_speedups_script_prints_the_products_table():
         lines[-1]
         == f"| all | {last.entries} | {last.geomean:.3f}x | {last.worst:.3f}x | {last.best:.2f}x |"
     )
+
+
+def test_report_shows_the_frozen_port_against_torch_eager_on_any_soc(tmp_path):
+    """An NPU soc: no GPU row needed; frozen / torch from the soc's own torch baseline."""
+    db = open_database(f"sqlite:///{tmp_path}/torch.db")
+    a, b = (c.name for c in get_op(OP).cases("performance")[:2])
+    rows = [
+        _baseline(a, "fwd", "port_frozen", 0.03, soc="950PR"),
+        _baseline(a, "fwd", "torch", 0.06, soc="950PR"),
+        _baseline(b, "fwd", "port_frozen", 0.02, soc="950PR"),  # no torch row: blank
+        _baseline(a, "fwd", "torch", 0.01, soc="H200"),  # another soc's: never mixed in
+    ]
+    with db.sessions() as session:
+        session.add_all(rows)
+        session.commit()
+    frame = report_frame(db, "950PR")
+    assert list(frame.torch_ms[:1]) == [0.06] and frame.torch_ratio[0] == pytest.approx(0.5)
+    assert pd.isna(frame.torch_ratio[1])
+    assert with_geomeans(frame).iloc[-1].torch_ratio == pytest.approx(0.5)
+    md = autotune("report", "--db", db.url, "--soc", "950PR").stdout.decode()
+    assert f"| {OP} | {a} | fwd |  | 0.03 |  |  |  |  | 0.06 | 0.500 |" in md

@@ -62,6 +62,9 @@ class Backend(ABC):
     option_defaults: dict[str, int | str] = {}
     #: True where times are interpreter times: correctness only, never a performance claim.
     is_interpreter: ClassVar[bool] = False
+    #: Whether a check times calibration kernels around its measurements
+    #: (`autotuner.measure.device_load`): on a device, not on the host's interpreter.
+    calibrates: ClassVar[bool] = True
 
     soc: str
     device_name: str
@@ -86,6 +89,11 @@ class Backend(ABC):
     def free_memory(self) -> int | None:
         """Bytes of device memory free now, where the backend can tell; None where it cannot
         or where the device's memory is the host's (the interpreter)."""
+        return None
+
+    def device_activity(self, since: float) -> dict[str, Any] | None:
+        """What the device reports of the processes computing on it since `since` (time.time()),
+        with `other_processes` (how many besides this one); None where it reports nothing."""
         return None
 
     def release_memory(self) -> None:  # noqa: B027 (a no-op where nothing is cached)

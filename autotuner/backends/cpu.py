@@ -20,6 +20,7 @@ class CpuBackend(Backend):
     # The interpreter accepts and ignores these, so the search space keeps the shape it has on a GPU.
     launch_options: frozenset[str] = frozenset({"num_warps", "num_stages"})
     is_interpreter: ClassVar[bool] = True
+    calibrates: ClassVar[bool] = False
 
     def __init__(self) -> None:
         os.environ["TRITON_INTERPRET"] = "1"

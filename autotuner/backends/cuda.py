@@ -70,6 +70,11 @@ class CudaBackend(Backend):
     def release_memory(self) -> None:
         torch.cuda.empty_cache()
 
+    def device_activity(self, since: float) -> dict[str, Any] | None:
+        from .nvml import activity
+
+        return activity(self._device, since)
+
     def flush_l2(self) -> None:
         if self._flush_buffer is None:
             self._flush_buffer = torch.empty(_FLUSH_BYTES, dtype=torch.int8, device=self._device)

@@ -1,16 +1,22 @@
 """`autotune baseline`: the times each case of an op is judged against.
 
 Per case and part of the op (its forward, its backward, ...): upstream's kernels at their
-defaults (on a GPU this is the GPU baseline an NPU port is compared with), the port at upstream's
-default configs, and the port at the configs frozen for this soc (what `autotune check` compares
-later runs with). On `cpu` the numbers are interpreter times, stored and shown as such.
+defaults (on a GPU this is the GPU baseline an NPU port is compared with; where upstream tunes
+itself with `triton.autotune`, the configs it picked are stored with the row, `upstream_picks`,
+and `autotune check` launches it at them), torch eager in the case dtype (what a user runs
+without the port, on any device: `OpSpec.torch_part`), the port at upstream's default configs,
+and the port at the configs frozen for this soc (what `autotune check` compares later runs
+with). On `cpu` the numbers are interpreter times, stored and shown as such.
 """
 
 from __future__ import annotations
 
 import json
+import statistics
+import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 from sqlalchemy import select
 
@@ -22,10 +28,12 @@ from storage import Baseline, Database
 from ..atk.generated_block import read_frozen
 from ..backends import Backend, Timing
 from ..cases.store import kind_for, user_cases
+from ..measure.device_load import Watch, probes
 from ..measure.environment import environment
 from ..measure.host_sync import host_reads, host_scalars
+from . import upstream_picks
 
-SOURCES = ("upstream", "port_default", "port_frozen")
+SOURCES = ("upstream", "torch", "port_default", "port_frozen")
 #: Timed calls per measurement (more for short parts, until they add up to MIN_MS), taken in
 #: ROUNDS rounds that alternate between the sources of a part, so that drift of the device (clocks,
 #: temperature) shows in all of them alike rather than in their ratio.
@@ -42,9 +50,12 @@ def sampling(backend: Backend) -> tuple[int, int, float]:
     return ROUNDS, REPS // ROUNDS, MIN_MS / ROUNDS
 
 
-def no_host_reads(call: Callable[[], object], inputs: dict, what: str) -> Callable[[], object]:
-    """`call`, after checking that it never waits for the device (`autotuner.measure.host_sync`)."""
-    reads = host_reads(call, host_scalars(inputs))
+def no_host_reads(
+    call: Callable[[], object], inputs: dict, what: str, warm: bool = True
+) -> Callable[[], object]:
+    """`call`, after checking that it never waits for the device (`autotuner.measure.host_sync`;
+    `warm` False where it has run once already)."""
+    reads = host_reads(call, host_scalars(inputs), warm=warm)
     if reads:
         raise UserError(
             f"{what} reads device values on the host inside the timed call "
@@ -53,16 +64,35 @@ def no_host_reads(call: Callable[[], object], inputs: dict, what: str) -> Callab
     return call
 
 
-def measure_interleaved(backend: Backend, calls: list[Callable[[], object]]) -> list[list[float]]:
-    """Single-call times (ms) of each call, in rounds that alternate between the calls."""
+#: Rounds a measurement takes at least before it may stop on a tight spread.
+MIN_ROUNDS = 3
+
+
+def settled(round_medians: list[float], spread: float) -> bool:
+    """The medians of a call's rounds lie within `spread` (a share of their median) of each
+    other."""
+    middle = statistics.median(round_medians)
+    return middle > 0 and (max(round_medians) - min(round_medians)) / middle <= spread
+
+
+def measure_interleaved(
+    backend: Backend, calls: list[Callable[[], object]], spread: float | None = None
+) -> list[list[float]]:
+    """Single-call times (ms) of each call, in rounds that alternate between the calls; with
+    `spread`, the rounds stop (after MIN_ROUNDS) once every call's round medians are `settled`."""
     for call in calls:
         call()  # compile, outside the timing
     backend.synchronize()
     samples: list[list[float]] = [[] for _ in calls]
+    medians: list[list[float]] = [[] for _ in calls]
     rounds, reps, min_ms = sampling(backend)
-    for _ in range(rounds):
-        for out, call in zip(samples, calls, strict=True):
-            out += backend.samples(call, reps, warmup=2, min_ms=min_ms)
+    for done in range(1, rounds + 1):
+        for out, of_rounds, call in zip(samples, medians, calls, strict=True):
+            got = backend.samples(call, reps, warmup=2, min_ms=min_ms)
+            out += got
+            of_rounds.append(statistics.median(got))
+        if spread is not None and done >= MIN_ROUNDS and all(settled(m, spread) for m in medians):
+            break
     return samples
 
 
@@ -128,11 +158,28 @@ def runs(
     """(source, configs, call) of one part; call None where that source cannot run the case."""
     kernels = spec.parts[part]
     yield "upstream", {}, spec.upstream_part(part, inputs, case)
+    yield "torch", {}, spec.torch_part(part, inputs)
     defaults = {k: spec.kernel(k).default(case) for k in kernels}
     yield "port_default", defaults, spec.port_part(part, inputs, defaults)
     port_frozen = frozen_run(spec, case, inputs, part, frozen)
     if port_frozen is not None:
         yield "port_frozen", *port_frozen
+
+
+@dataclass
+class Profile:
+    """Seconds a baseline spent per phase (`autotune baseline --profile`)."""
+
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @contextmanager
+    def phase(self, name: str, backend: Backend) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            backend.synchronize()
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
 
 
 def record_baselines(
@@ -141,22 +188,49 @@ def record_baselines(
     backend: Backend,
     cases: list[Case] | None = None,
     on_row: Callable[[Baseline], None] | None = None,
+    profile: Profile | None = None,
 ) -> list[Baseline]:
     """Measure and store every (case, part, source) that can run on this backend."""
+    from ..settings import settings
+
+    profile = profile or Profile()
     frozen = FrozenSet.read(spec, backend.soc)
     env = environment(backend)
+    watch = Watch(backend, probes(backend))
+    with profile.phase("calibration", backend):
+        watch.start()
     rows = []
     for case in cases_for(spec, backend, db) if cases is None else cases:
-        inputs = spec.make_inputs(case, backend.device)
+        with profile.phase("inputs", backend):
+            inputs = spec.make_inputs(case, backend.device)
         for part in spec.parts:
-            runnable = [
-                (source, configs, no_host_reads(call, inputs, f"{spec.name} {part} {source}"))
-                for source, configs, call in runs(spec, case, inputs, part, frozen)
-                if call is not None
-            ]
-            measured = measure_interleaved(backend, [call for _, _, call in runnable])
+            with profile.phase("inputs", backend):  # what a part needs of earlier parts
+                runnable = [
+                    (source, configs, call)
+                    for source, configs, call in runs(spec, case, inputs, part, frozen)
+                    if call is not None
+                ]
+            upstream = next((c for source, _, c in runnable if source == "upstream"), None)
+            modules = upstream_picks.modules_of(spec) if upstream else []
+            with profile.phase("upstream's autotune and first call", backend):
+                picks = upstream_picks.record(modules, upstream) if upstream else {}
+            with profile.phase("first calls (compiles)", backend):
+                for source, _, call in runnable:
+                    if source != "upstream":
+                        call()
+            with profile.phase("host-read checks", backend):
+                for source, _, call in runnable:
+                    no_host_reads(call, inputs, f"{spec.name} {part} {source}", warm=False)
+            with (
+                upstream_picks.pinned(modules, picks),  # the pick timed is the pick stored
+                profile.phase("timed rounds", backend),
+            ):
+                calls = [call for _, _, call in runnable]
+                measured = measure_interleaved(backend, calls, settings().baseline_round_spread)
             for (source, configs, _), samples in zip(runnable, measured, strict=True):
                 timing = Timing.of(samples)
+                if source == "upstream":
+                    configs = picks
                 row = Baseline(
                     op=spec.name,
                     soc=backend.soc,
@@ -174,6 +248,11 @@ def record_baselines(
                 rows.append(row)
                 if on_row:
                     on_row(row)
+    if watch.kernels:  # every probe: the calibration a check compares with, and a shared device
+        with profile.phase("calibration", backend):
+            seen = watch.stop(list(watch.before.values()), None, settings().check_contention_noise)
+        for row in rows:
+            row.device_load = seen.record
     with db.sessions() as session:
         session.add_all(rows)
         session.commit()
@@ -226,3 +305,26 @@ def chosen_gpu_soc(db: Database, gpu_soc: str | None) -> str | None:
             f"unknown GPU soc {gpu_soc!r} for the GPU baseline; one of {', '.join(known)}"
         )
     return gpu_soc
+
+
+def changed_picks(db: Database, rows: list[Baseline]) -> list[str]:
+    """One line for each upstream row whose autotune picked other configs than the newest earlier
+    upstream baseline of its (case, part) and soc did."""
+    said = []
+    with db.sessions() as session:
+        for row in rows:
+            if row.source != "upstream":
+                continue
+            before = newest(
+                session, row.op, row.case_name, row.part, "upstream",
+                Baseline.soc == row.soc, Baseline.id != row.id,
+                Baseline.measured_at <= row.measured_at,
+            )  # fmt: skip
+            if before is not None and before.configs != row.configs:
+                said.append(
+                    f"{row.op} {row.case_name} {row.part}: upstream picked "
+                    f"{upstream_picks.describe(row.configs) or 'no autotuned config'} where the "
+                    f"baseline of {before.measured_at:%Y-%m-%d %H:%M} picked "
+                    f"{upstream_picks.describe(before.configs) or 'none'}"
+                )
+    return said

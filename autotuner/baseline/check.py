@@ -9,7 +9,13 @@ same ratio at baseline time, so clocks and machine drift, which move both alike,
 process sharing the device does not move long and short kernels alike: when references of
 dissimilar durations moved apart (`autotuner.measure.contention`), the (case, part) is
 `contended` rather than "ok", and a regression judged against a reference of dissimilar duration
-is `contended` too. A regression needs both:
+is `contended` too. Contention is also seen rather than inferred (`autotuner.measure.device_load`):
+a calibration probe near the part's duration that moved beyond noise during the part's
+measurement or since its baseline, or another process the device lists as computing, makes the
+part `contended` unless its ratio grew beyond the threshold plus what the load moved the probe.
+Upstream runs at the configs its `triton.autotune` picked at baseline time (`upstream_picks`),
+its autotune bypassed; where it cannot or picks otherwise it is left out, and the check says so.
+A regression needs both:
 
 - the ratio grew by more than the threshold, 5% by default (`AUTOTUNE_CHECK_THRESHOLD` or
   `--threshold`): the p20-p80 bands of the H200 baselines in docs/benchmarks.md are mostly within
@@ -29,6 +35,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,9 +51,11 @@ from ..atk.performance_json import read as read_performance_json
 from ..backends import Backend, Timing
 from ..cases.store import find, kind_for
 from ..measure.contention import Reference, closest, contention, similar
+from ..measure.device_load import Seen, Watch, probes
 from ..measure.environment import environment
 from ..measure.stats import mann_whitney_less
 from ..measure.toolchain import Stale, differences, stale_configs, toolchain
+from . import upstream_picks
 from .baseline import (
     FrozenSet,
     chosen_gpu_soc,
@@ -101,6 +110,9 @@ class Checked:
     #: How the toolchain the frozen configs were tuned under differs from this one's (empty:
     #: the same); a config tuned under another one is stale.
     toolchain_changes: tuple[str, ...] = ()
+    #: Why a reference measured at baseline time was left out of the judgement (upstream's
+    #: autotune picks otherwise than it recorded).
+    notes: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         v = self.verdict
@@ -124,11 +136,13 @@ class Checked:
             "outcome": v.outcome,
             "contention": v.contention,
             "stale_toolchain": list(self.toolchain_changes),
+            "notes": list(self.notes),
             "gpu_ratio": v.gpu_ratio,
             "reference": v.reference_source,
             "reference_ms": v.reference_ms,
             "absolute_change": v.absolute_change,
             "rounds": v.rounds,
+            "device_load": v.device_load,
             "checked_at": v.checked_at.isoformat(),
         }
 
@@ -213,6 +227,33 @@ def _reference_call(
     return spec.port_part(reference.part, inputs, reference.configs)
 
 
+def _hold_upstream_still(
+    spec: OpSpec, references: list[tuple[Baseline, Callable[[], object]]], held: ExitStack
+) -> list[str]:
+    """Hold upstream's autotuned kernels to the picks its baseline recorded for as long as `held`
+    lasts, and check that its call launches at them (`upstream_picks`); where it cannot or does
+    not, upstream is taken out of `references` and the note says why."""
+    upstream = next((pair for pair in references if pair[0].source == "upstream"), None)
+    if upstream is None:
+        return []
+    reference, call = upstream
+    modules = upstream_picks.modules_of(spec)
+    recorded = reference.configs or {}
+    try:
+        held.enter_context(upstream_picks.pinned(modules, recorded))
+        now = upstream_picks.record(modules, call)
+    except upstream_picks.PickGone as exc:
+        references.remove(upstream)
+        return [f"upstream not compared: {exc}"]
+    if now == recorded:
+        return []
+    references.remove(upstream)
+    return [
+        f"upstream not compared: it picks {upstream_picks.describe(now)} where its baseline "
+        f"recorded {upstream_picks.describe(recorded) or 'no autotuned config'}"
+    ]
+
+
 @dataclass(frozen=True)
 class Judged:
     outcome: str  # "ok", "regressed" or "contended"
@@ -222,6 +263,7 @@ class Judged:
     reference_now: list[float]
     samples: list[float]
     rounds: int
+    seen: Seen  # what the calibration probes and the device showed around the measurement
 
 
 def _judge(
@@ -231,6 +273,7 @@ def _judge(
     frozen_call: Callable[[], object],
     threshold: float,
     noise: float,
+    watch: Watch,
 ) -> Judged:
     """Time the frozen part interleaved with its references and judge it against the reference
     closest in duration; a suspect is confirmed by a second, independent round. On a shared
@@ -242,6 +285,7 @@ def _judge(
     near = closest([ref.median_ms for ref, _ in references], row.median_ms)
     reference = references[near][0]
     rounds = 0
+    watch.start()
     while True:
         rounds += 1
         *references_now, samples = measure_interleaved(
@@ -252,21 +296,27 @@ def _judge(
         )
         if not comparison.regressed or rounds == 2:
             break
+    at_baseline = ((row.device_load or {}).get("calibration") or {}).get("after")
+    seen = watch.stop([row.median_ms, reference.median_ms], at_baseline, noise)
     moved = [
         Reference(ref.source, ref.median_ms, statistics.median(now))
         for (ref, _), now in zip(references, references_now, strict=True)
     ]
     # The interpreter shares its host with everything: its times are never a performance claim.
-    why = None if backend.is_interpreter else contention(moved, row.median_ms, noise, SIMILAR)
+    drifted = None if backend.is_interpreter else contention(moved, row.median_ms, noise, SIMILAR)
+    why = "; ".join(reason for reason in (drifted, seen.why) if reason) or None
     own = statistics.median(samples) / row.median_ms - 1
     trusted = similar(reference.median_ms, row.median_ms, SIMILAR) or (
         row.median_ms < reference.median_ms and own > threshold
     )
-    if comparison.regressed and (why is None or trusted):
+    # Seen contention: a regression only where the ratio grew beyond what the load moved the
+    # probe nearest the part.
+    beyond_load = comparison.change > threshold + seen.movement
+    if comparison.regressed and (why is None or (trusted and beyond_load)):
         outcome = "regressed"
     else:
         outcome = "ok" if why is None else "contended"
-    return Judged(outcome, why, comparison, reference, references_now[near], samples, rounds)
+    return Judged(outcome, why, comparison, reference, references_now[near], samples, rounds, seen)
 
 
 def check(
@@ -292,6 +342,7 @@ def check(
     ]
     frozen = FrozenSet.read(spec, backend.soc)
     env = environment(backend)
+    watch = Watch(backend, probes(backend))
     checked, skipped = [], []
     inputs_of: dict[str, dict] = {}
     for row in baselines:
@@ -315,18 +366,21 @@ def check(
             for ref in _references(db, row)
             if (call := _reference_call(spec, ref, inputs, case)) is not None
         ]
-        if not references:
-            skipped.append(
-                f"{row.case_name} {row.part}: no upstream or port_default baseline measured with "
-                "the frozen one that can run here to judge it against; run `autotune baseline` "
-                "again"
-            )
-            continue
-        what = f"{spec.name} {row.part}"
-        for ref, call in references:
-            no_host_reads(call, inputs, f"{what} {ref.source}")
-        no_host_reads(run[1], inputs, f"{what} port_frozen")
-        judged = _judge(backend, row, references, run[1], threshold, noise)
+        with ExitStack() as held:
+            notes = _hold_upstream_still(spec, references, held)
+            if not references:
+                skipped.append(
+                    f"{row.case_name} {row.part}: no upstream or port_default baseline measured "
+                    "with the frozen one that can run here to judge it against"
+                    + "".join(f" ({note})" for note in notes)
+                    + "; run `autotune baseline` again"
+                )
+                continue
+            what = f"{spec.name} {row.part}"
+            for ref, call in references:
+                no_host_reads(call, inputs, f"{what} {ref.source}")
+            no_host_reads(run[1], inputs, f"{what} port_frozen")
+            judged = _judge(backend, row, references, run[1], threshold, noise, watch)
         reference, reference_now, samples = judged.reference, judged.reference_now, judged.samples
         outcome, rounds = judged.comparison, judged.rounds
         timing = Timing.of(samples)
@@ -350,8 +404,10 @@ def check(
             absolute_change=timing.median_ms / row.median_ms - 1,
             rounds=rounds,
             environment=env,
+            device_load=judged.seen.record if watch.kernels else None,
         )
-        checked.append(Checked(row, verdict, _toolchain_changes(spec, row, backend.soc, backend)))
+        changes = _toolchain_changes(spec, row, backend.soc, backend)
+        checked.append(Checked(row, verdict, changes, tuple(notes)))
     if not checked:
         why = f" ({'; '.join(skipped)})" if skipped else ""
         raise UserError(

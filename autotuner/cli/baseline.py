@@ -40,14 +40,31 @@ def baseline(
         list[str] | None, typer.Option("--case", help="Only these cases (repeatable).")
     ] = None,
     db: DbOption = None,
+    profile: Annotated[
+        bool, typer.Option("--profile", help="Seconds per phase (compiles, timing, ...) per op.")
+    ] = False,
+    warm_jobs: Annotated[
+        int | None,
+        typer.Option(
+            help="Processes that run every call once first, compiling in parallel (default: "
+            "AUTOTUNE_BASELINE_WARM_JOBS, else 8; 0: none; never on the interpreter)."
+        ),
+    ] = None,
     request: CaseRequest = NO_REQUEST,
 ) -> None:
-    """Time upstream (the GPU baseline on a GPU), the port's default and its frozen configs."""
+    """Time upstream (the GPU baseline on a GPU; where it tunes itself, at the config it
+    picked), torch eager where the op has a torch form, the port's default and its frozen
+    configs."""
+    import time
+
     from ops import get_op
 
     from ..backends import get_backend
-    from ..baseline.baseline import cases_for, record_baselines
+    from ..baseline.baseline import Profile, cases_for, changed_picks, record_baselines
+    from ..baseline.upstream_picks import describe
+    from ..baseline.warm import warm
     from ..cases.bound import Room
+    from ..settings import settings
 
     specs = [get_op(name) for name in op]
     backend = get_backend(soc)
@@ -62,7 +79,8 @@ def baseline(
         title=f"baselines on {backend.describe()}"
         + (" (interpreter times)" if backend.is_interpreter else "")
     )
-    for column in ("op", "case", "part", "source", "median ms", "p20-p80 ms", "n"):
+    columns = ("op", "case", "part", "source", "median ms", "p20-p80 ms", "n", "upstream's pick")
+    for column in columns:
         table.add_column(column, justify="right" if "ms" in column or column == "n" else "left")
     available = {
         spec.name: {c.name: c for c in cases_for(spec, backend, database)} for spec in specs
@@ -71,13 +89,31 @@ def baseline(
     if unknown:
         valid = sorted({name for cases in available.values() for name in cases})
         raise UserError(f"unknown case {unknown[0]!r} on {backend.soc}; valid: {', '.join(valid)}")
+    chosen: dict[str, list] = {}
     for spec in specs:
-        chosen = [c for name, c in available[spec.name].items() if name in (case or ())]
+        named = [c for name, c in available[spec.name].items() if name in (case or ())]
         if not case and not asked[spec.name]:
-            chosen = list(available[spec.name].values())
-        chosen += [c for c in asked[spec.name] if c not in chosen]
+            named = list(available[spec.name].values())
+        chosen[spec.name] = named + [c for c in asked[spec.name] if c not in named]
         request.register(spec, database, room)
-        for row in record_baselines(database, spec, backend, chosen):
+    jobs = settings().baseline_warm_jobs if warm_jobs is None else warm_jobs
+    jobs = 0 if backend.is_interpreter else jobs  # the interpreter compiles nothing
+    start = time.perf_counter()
+    warmed = warm([(name, c) for name, cases in chosen.items() for c in cases], soc, jobs)
+    warm_s = time.perf_counter() - start
+    if profile:
+        err_console.print(
+            f"profile: warm-up: {warmed} calls in {jobs} processes, {warm_s:.1f} s",
+            markup=False, highlight=False,
+        )  # fmt: skip
+    changed: list[str] = []
+    profiles: dict[str, Profile] = {}
+    for spec in specs:
+        profiles[spec.name] = Profile()
+        rows = record_baselines(
+            database, spec, backend, chosen[spec.name], profile=profiles[spec.name]
+        )
+        for row in rows:
             table.add_row(
                 row.op,
                 row.case_name,
@@ -86,10 +122,47 @@ def baseline(
                 short_number(row.median_ms),
                 f"{short_number(row.p20_ms)}-{short_number(row.p80_ms)}",
                 str(row.n),
+                (describe(row.configs) or "its defaults") if row.source == "upstream" else "",
             )
+        if profile:  # as each op ends: a run cut short still says where its time went
+            spent = ", ".join(f"{k} {v:.1f}" for k, v in profiles[spec.name].seconds.items())
+            err_console.print(f"profile: {spec.name}: {spent} s", markup=False, highlight=False)
+        changed += changed_picks(database, rows)
+        shared = next(
+            (r.device_load["why"] for r in rows if (r.device_load or {}).get("why")), None
+        )
+        if shared:
+            err_console.print(
+                f"{spec.name}: measured while the device looked shared ({shared}); its checks "
+                "will say contended: baseline it again on a quiet device",
+                markup=False, highlight=False, soft_wrap=True,
+            )  # fmt: skip
     console.print(table)
+    if profile:
+        console.print(profile_table(profiles, warmed, jobs, warm_s))
+    for line in changed:
+        err_console.print(
+            f"upstream's pick changed: {line}", markup=False, highlight=False, soft_wrap=True
+        )
     next_step(f"`autotune check --op {specs[0].name} --soc {soc}` (one op at a time) re-times the "
               "frozen port against these baselines, exit 1 on a regression")  # fmt: skip
+
+
+def profile_table(profiles: dict, warmed: int, jobs: int, warm_s: float) -> Table:
+    """Seconds per op and phase, the parallel warm-up first."""
+    phases = sorted({name for p in profiles.values() for name in p.seconds})
+    table = Table(
+        title=f"where the baseline's time went (s); first {warmed} calls run once in "
+        f"{jobs} processes: {warm_s:.1f} s"
+    )
+    for column in ("op", *phases, "total"):
+        table.add_column(column, justify="left" if column == "op" else "right")
+    for op, p in profiles.items():
+        cells = [f"{p.seconds.get(name, 0.0):.1f}" for name in phases]
+        table.add_row(op, *cells, f"{sum(p.seconds.values()):.1f}")
+    totals = [sum(p.seconds.get(name, 0.0) for p in profiles.values()) for name in phases]
+    table.add_row("all", *(f"{t:.1f}" for t in totals), f"{sum(totals) + warm_s:.1f}")
+    return table
 
 
 @case_options
@@ -163,6 +236,12 @@ def check(
                 f"contended: {c.verdict.case_name} {c.verdict.part}: the device looks shared "
                 f"({c.verdict.contention}); its ratio could hide a regression, check it on a "
                 "quiet device",
+                markup=False, highlight=False, soft_wrap=True,
+            )  # fmt: skip
+    for c in report.checked:
+        for note in c.notes:
+            err_console.print(
+                f"{c.verdict.case_name} {c.verdict.part}: {note}; run `autotune baseline` again",
                 markup=False, highlight=False, soft_wrap=True,
             )  # fmt: skip
     for line in report.skipped:

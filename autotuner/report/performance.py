@@ -1,11 +1,12 @@
 """`autotune report`: per op, performance case and part, the frozen speedup over the default, the
-ratio to the GPU baseline, whether the frozen part is slower than the GPU beyond noise, and the
-share of the roofline, with geometric means; and the speedups `autotune freeze` recorded per
-(kernel, case). Tables as pandas DataFrames.
+ratio to the GPU baseline, whether the frozen part is slower than the GPU beyond noise, the ratio
+to torch eager on the same soc (what a user runs without the port), and the share of the
+roofline, with geometric means; and the speedups `autotune freeze` recorded per (kernel, case).
+Tables as pandas DataFrames.
 
-From the database: the newest "port_default" and "port_frozen" baselines of the soc (`autotune
-baseline`), the newest upstream baseline on a GPU (any soc), the newest stored ceilings of the soc
-(`autotuner.report.roofline`). Interpreter times are never in it. From the committed performance
+From the database: the newest "port_default", "port_frozen" and "torch" baselines of the soc
+(`autotune baseline`), the newest upstream baseline on a GPU (any soc), the newest stored
+ceilings of the soc (`autotuner.report.roofline`). Interpreter times are never in it. From the committed performance
 json: each frozen (kernel, case)'s verdict speedup, the frozen config re-timed interleaved with
 the default when it was tuned.
 """
@@ -33,10 +34,11 @@ from .roofline import Ceilings, record_ceilings, share, stored_ceilings
 
 #: The report's columns; shares are fractions (0.5 is half the ceiling).
 COLUMNS = ("op", "case", "part", "soc", "moved_bytes", "flops", "default_ms", "frozen_ms",
-           "speedup", "gpu_ms", "gpu_soc", "gpu_ratio", "gpu_verdict", "default_bandwidth_share",
-           "default_compute_share", "bandwidth_share", "compute_share", "roofline", "bound")  # fmt: skip
+           "speedup", "gpu_ms", "gpu_soc", "gpu_ratio", "gpu_verdict", "torch_ms", "torch_ratio",
+           "default_bandwidth_share", "default_compute_share", "bandwidth_share", "compute_share",
+           "roofline", "bound")  # fmt: skip
 #: The columns a geometric mean summarises.
-GEOMEAN_OF = ("speedup", "gpu_ratio", "roofline")
+GEOMEAN_OF = ("speedup", "gpu_ratio", "torch_ratio", "roofline")
 GEOMEAN = "geomean"
 #: A frozen part is slower (or faster) than the GPU when its samples tend to be larger (smaller)
 #: than upstream's with a one-sided Mann-Whitney p below this, however small the difference.
@@ -115,7 +117,12 @@ def report_frame(
                 frozen = times.get((name, case.name, part, "port_frozen"))
                 if default is None and frozen is None:
                     continue
-                rows.append(_row(spec, case, part, soc, default, frozen, gpu, ceilings))
+                row = _row(spec, case, part, soc, default, frozen, gpu, ceilings)
+                eager = times.get((name, case.name, part, "torch"))
+                if eager is not None:
+                    row["torch_ms"] = eager.median_ms
+                    row["torch_ratio"] = row["frozen_ms"] / eager.median_ms if frozen else None
+                rows.append(row)
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
@@ -267,6 +274,8 @@ def display(frame: pd.DataFrame) -> pd.DataFrame:
             "GPU ms": frame.gpu_ms.map(_ms),
             "frozen / GPU": frame.gpu_ratio.map(lambda x: "" if pd.isna(x) else f"{x:.3f}"),
             "vs GPU": frame.gpu_verdict.fillna(""),
+            "torch ms": frame.torch_ms.map(_ms),
+            "frozen / torch": frame.torch_ratio.map(lambda x: "" if pd.isna(x) else f"{x:.3f}"),
             "roofline": frame.roofline.map(_percent),
             "bound": frame.bound.fillna(""),
         }
