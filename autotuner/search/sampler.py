@@ -42,7 +42,13 @@ MODEL_STARTUP_TRIALS = 4
 @dataclass(frozen=True)
 class Choice:
     config: Config
-    source: str  # default, warm, local, pattern, global, exhaustive, retry
+    source: str  # default, warm, local, pattern, global, exhaustive, polish, retry
+
+
+def polish_trials(space: SearchSpace, strategy: str) -> int:
+    """The trials the polish may add to a study's budget: as many as one config has neighbours
+    at most; none for `exhaustive`, which measures every feasible config anyway."""
+    return 0 if strategy == "exhaustive" else space.most_neighbors
 
 
 def _model_sampler(strategy: str, seed: int) -> BaseSampler:
@@ -154,6 +160,19 @@ class SearchSampler(BaseSampler):
             if local is not None:
                 return local
         return Choice(self._global_step(history, taken, open_configs), "global")
+
+    def polish(self, study: Study) -> Choice | None:
+        """An open feasible neighbour of the best config measured so far; None when it has none
+        (or nothing is measured)."""
+        history = [(c, v) for c, v, _ in self._history(study) if v is not None]
+        if not history:
+            return None
+        best = min(history, key=lambda cv: cv[1])[0]
+        open_keys = self.feasible_keys - self._taken(study)
+        return next(
+            (Choice(c, "polish") for c in self.space.neighbors(best) if config_key(c) in open_keys),
+            None,
+        )
 
     def _history(self, study: Study) -> list[tuple[Config, float | None, str]]:
         """(config, median ms or None, source) of the study's finished trials, in order."""

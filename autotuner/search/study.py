@@ -36,7 +36,7 @@ from ..measure.toolchain import fingerprint
 from . import interrupts, settle
 from .claims import ClaimBoard
 from .pipeline import Job, Pipeline, Proposal
-from .sampler import Choice, SearchSampler
+from .sampler import Choice, SearchSampler, polish_trials
 from .space import SearchSpace, config_key, space_for
 
 
@@ -137,6 +137,13 @@ class Plan:
     default_violation: str | None = None
     #: Compiler and runtime versions and the kernel's launch fingerprint (`autotuner.measure.toolchain`).
     toolchain: dict[str, str] | None = None
+    #: Measured configs the polish may add once `budget` is spent (`sampler.polish_trials`).
+    polish: int = 0
+
+    @property
+    def slots(self) -> int:
+        """Measured configs at most: the budget and the polish."""
+        return self.budget + self.polish
 
     @classmethod
     def make(
@@ -189,6 +196,7 @@ class Plan:
             budget,
             kernel.violation(default, case, profile.limits),
             toolchain,
+            polish_trials(space, strategy),
         )
 
 
@@ -243,7 +251,7 @@ class Study:
         )
         self.optuna_id = self.storage.get_study_id_from_name(plan.name)
         self.optuna.set_user_attr("op", plan.op.name)
-        self.progress = Progress(plan.name, plan.budget)
+        self.progress = Progress(plan.name, plan.slots)
         self.retry: deque[Config] = deque()  # configs of dead workers, measured first
 
     def _record(self) -> StudyRecord:
@@ -254,7 +262,7 @@ class Study:
                 record = StudyRecord(
                     name=plan.name, op=plan.op.name, kernel=plan.kernel.name, case_name=plan.case.name,
                     case={"shape": plan.case.shape, "dtype": plan.case.dtype}, soc=plan.soc,
-                    source_hash=plan.source_hash, budget=self.plan.budget, default_config=plan.default,
+                    source_hash=plan.source_hash, budget=plan.slots, default_config=plan.default,
                     feasible_size=len(plan.feasible), strategy=plan.strategy, toolchain=plan.toolchain,
                     npu_mode=plan.profile.mode, npu_options=sorted(plan.profile.compiler_options),
                 )  # fmt: skip
@@ -266,8 +274,8 @@ class Study:
                     record = session.scalar(
                         select(StudyRecord).where(StudyRecord.name == plan.name)
                     )
-            elif record.budget < self.plan.budget:
-                record.budget = self.plan.budget  # a larger --trials extends the study
+            elif record.budget < plan.slots:
+                record.budget = plan.slots  # a larger --trials extends the study
                 session.commit()
             assert record is not None
             return record
@@ -297,22 +305,26 @@ class Study:
 
     # -- proposals -------------------------------------------------------------------------------
     def proposals(self) -> Iterator[Proposal]:
-        """Claimed proposals, until the budget is spent or every feasible config is taken.
+        """Claimed proposals, until the budget and the polish are spent or every feasible
+        config is taken.
 
         The configs of dead workers first; then the sampler's, each claimed before its trial
         is opened: a config another process claimed meanwhile is never a trial here, the sampler
-        is asked again. The static rejections are recorded after the first trial (the default,
-        trial 0, in a new study)."""
+        is asked again; once the budget is spent, the polish's, while it has any. The static
+        rejections are recorded after the first trial (the default, trial 0, in a new study)."""
         recorded = config_key(self.plan.default) in self.board.claimed_keys()
         if recorded:
             self.record_rejections()
         while True:
+            used = self.board.used_slots()
             if self.retry:
                 choice: Choice | None = Choice(self.retry.popleft(), "retry")
-            elif self.board.used_slots() >= self.plan.budget:
-                choice = None
-            else:
+            elif used < self.plan.budget:
                 choice = self.sampler.propose(self.optuna)
+            elif used < self.plan.slots:
+                choice = self.sampler.polish(self.optuna)
+            else:
+                choice = None
             if choice is None:
                 if self.requeue_stale():
                     continue
@@ -435,6 +447,8 @@ class Study:
         heartbeats.start()
         try:
             self.pipeline.run(self.proposals(), self.record_result, self.abandon)
+            while self._polishing():  # the last trials in flight moved the best config
+                self.pipeline.run(self.proposals(), self.record_result, self.abandon)
             while self.board.others_running():
                 interrupts.check()
                 if stop.wait(min(1.0, self.settings.heartbeat_s)) or self.requeue_stale():
@@ -443,6 +457,13 @@ class Study:
             stop.set()
             heartbeats.join()
         return self.settle()
+
+    def _polishing(self) -> bool:
+        """The budget is spent, and the polish has a slot and a config left."""
+        used = self.board.used_slots()
+        return self.plan.budget <= used < self.plan.slots and (
+            self.sampler.polish(self.optuna) is not None
+        )
 
     def settle(self) -> StudyRecord:
         """The verdict, once the budget is spent and no other process measures: computed from
@@ -457,6 +478,7 @@ class Study:
         done = (
             self.board.used_slots() >= record.budget
             or {config_key(c) for c in self.plan.feasible} <= self.board.claimed_keys()
+            or (self.board.used_slots() >= self.plan.budget and not self._polishing())
         ) and not self.board.others_running()
         if not done or not complete or (record.verdict_trials or 0) >= len(complete):
             return record
