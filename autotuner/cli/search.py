@@ -166,7 +166,7 @@ def run(
     tasks: dict[str, int] = {}
 
     def on_study(plan) -> None:
-        total = min(plan.slots, len(plan.feasible))
+        total = min(plan.budget, len(plan.feasible))
         tasks[plan.name] = progress.add_task(
             f"{plan.kernel.name} {plan.case.name}", total=total, status=plan.strategy
         )

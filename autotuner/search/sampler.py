@@ -6,6 +6,10 @@ one ordinal step away, then pattern moves (two measured steps at once, tiles and
 against each other); once that has converged, a global step by a model sampler (TPE) from which
 the local search restarts. `tpe`, `gp` and `random` take the default and then only the model's
 steps; `exhaustive` every feasible config, nearest the default first.
+The last trials of the budget (`polish_trials`: as many as a config has neighbours, at most a
+quarter of the budget; none for `exhaustive`) go to a polish (`polish`): the open neighbours one
+ordinal step from the best config so far, and from a neighbour that beats it its own; where
+none is open, the policy above goes on (after the polish of pytorch/helion's autotuner, 2026-09).
 
 It never proposes a config that is taken (claimed, measured or statically rejected): `taken`
 says which are, the claim board's keys in a study, the study's own trials otherwise. So a study
@@ -45,10 +49,10 @@ class Choice:
     source: str  # default, warm, local, pattern, global, exhaustive, polish, retry
 
 
-def polish_trials(space: SearchSpace, strategy: str) -> int:
-    """The trials the polish may add to a study's budget: as many as one config has neighbours
-    at most; none for `exhaustive`, which measures every feasible config anyway."""
-    return 0 if strategy == "exhaustive" else space.most_neighbors
+def polish_trials(space: SearchSpace, strategy: str, budget: int) -> int:
+    """The last trials of the budget that go to the polish first: as many as one config has
+    neighbours at most, no more than a quarter of the budget; none for `exhaustive`."""
+    return 0 if strategy == "exhaustive" else min(space.most_neighbors, budget // 4)
 
 
 def _model_sampler(strategy: str, seed: int) -> BaseSampler:

@@ -137,13 +137,8 @@ class Plan:
     default_violation: str | None = None
     #: Compiler and runtime versions and the kernel's launch fingerprint (`autotuner.measure.toolchain`).
     toolchain: dict[str, str] | None = None
-    #: Measured configs the polish may add once `budget` is spent (`sampler.polish_trials`).
+    #: The last trials of the budget, which go to the polish first (`sampler.polish_trials`).
     polish: int = 0
-
-    @property
-    def slots(self) -> int:
-        """Measured configs at most: the budget and the polish."""
-        return self.budget + self.polish
 
     @classmethod
     def make(
@@ -196,7 +191,7 @@ class Plan:
             budget,
             kernel.violation(default, case, profile.limits),
             toolchain,
-            polish_trials(space, strategy),
+            polish_trials(space, strategy, budget),
         )
 
 
@@ -251,7 +246,7 @@ class Study:
         )
         self.optuna_id = self.storage.get_study_id_from_name(plan.name)
         self.optuna.set_user_attr("op", plan.op.name)
-        self.progress = Progress(plan.name, plan.slots)
+        self.progress = Progress(plan.name, plan.budget)
         self.retry: deque[Config] = deque()  # configs of dead workers, measured first
 
     def _record(self) -> StudyRecord:
@@ -262,7 +257,7 @@ class Study:
                 record = StudyRecord(
                     name=plan.name, op=plan.op.name, kernel=plan.kernel.name, case_name=plan.case.name,
                     case={"shape": plan.case.shape, "dtype": plan.case.dtype}, soc=plan.soc,
-                    source_hash=plan.source_hash, budget=plan.slots, default_config=plan.default,
+                    source_hash=plan.source_hash, budget=plan.budget, default_config=plan.default,
                     feasible_size=len(plan.feasible), strategy=plan.strategy, toolchain=plan.toolchain,
                     npu_mode=plan.profile.mode, npu_options=sorted(plan.profile.compiler_options),
                 )  # fmt: skip
@@ -274,8 +269,8 @@ class Study:
                     record = session.scalar(
                         select(StudyRecord).where(StudyRecord.name == plan.name)
                     )
-            elif record.budget < plan.slots:
-                record.budget = plan.slots  # a larger --trials extends the study
+            elif record.budget < plan.budget:
+                record.budget = plan.budget  # a larger --trials extends the study
                 session.commit()
             assert record is not None
             return record
@@ -305,12 +300,11 @@ class Study:
 
     # -- proposals -------------------------------------------------------------------------------
     def proposals(self) -> Iterator[Proposal]:
-        """Claimed proposals, until the budget and the polish are spent or every feasible
-        config is taken.
+        """Claimed proposals, until the budget is spent or every feasible config is taken.
 
         The configs of dead workers first; then the sampler's, each claimed before its trial
         is opened: a config another process claimed meanwhile is never a trial here, the sampler
-        is asked again; once the budget is spent, the polish's, while it has any. The static
+        is asked again; in the budget's last `polish` slots the polish's first. The static
         rejections are recorded after the first trial (the default, trial 0, in a new study)."""
         recorded = config_key(self.plan.default) in self.board.claimed_keys()
         if recorded:
@@ -319,10 +313,10 @@ class Study:
             used = self.board.used_slots()
             if self.retry:
                 choice: Choice | None = Choice(self.retry.popleft(), "retry")
-            elif used < self.plan.budget:
+            elif used < self.plan.budget - self.plan.polish:
                 choice = self.sampler.propose(self.optuna)
-            elif used < self.plan.slots:
-                choice = self.sampler.polish(self.optuna)
+            elif used < self.plan.budget:
+                choice = self.sampler.polish(self.optuna) or self.sampler.propose(self.optuna)
             else:
                 choice = None
             if choice is None:
@@ -447,8 +441,6 @@ class Study:
         heartbeats.start()
         try:
             self.pipeline.run(self.proposals(), self.record_result, self.abandon)
-            while self._polishing():  # the last trials in flight moved the best config
-                self.pipeline.run(self.proposals(), self.record_result, self.abandon)
             while self.board.others_running():
                 interrupts.check()
                 if stop.wait(min(1.0, self.settings.heartbeat_s)) or self.requeue_stale():
@@ -457,13 +449,6 @@ class Study:
             stop.set()
             heartbeats.join()
         return self.settle()
-
-    def _polishing(self) -> bool:
-        """The budget is spent, and the polish has a slot and a config left."""
-        used = self.board.used_slots()
-        return self.plan.budget <= used < self.plan.slots and (
-            self.sampler.polish(self.optuna) is not None
-        )
 
     def settle(self) -> StudyRecord:
         """The verdict, once the budget is spent and no other process measures: computed from
@@ -478,7 +463,6 @@ class Study:
         done = (
             self.board.used_slots() >= record.budget
             or {config_key(c) for c in self.plan.feasible} <= self.board.claimed_keys()
-            or (self.board.used_slots() >= self.plan.budget and not self._polishing())
         ) and not self.board.others_running()
         if not done or not complete or (record.verdict_trials or 0) >= len(complete):
             return record
