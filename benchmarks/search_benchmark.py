@@ -426,13 +426,14 @@ def benchmark_kernel(
 ) -> None:
     out, tag = options.out, f"{op}-{kernel}-{'-'.join(cases)}"
     workers = options.autotune_compile_workers
-    if get_backend(soc).is_interpreter:  # triton.autotune needs a device driver
+    interpreter = get_backend(soc).is_interpreter  # triton.autotune needs a device driver
+    if interpreter or options.skip_autotune:
         autotuned = {
             case: {
                 "wall_s": math.nan,
                 "configs": len(plan_for(op, kernel, case, soc).feasible),
                 "picked": plan_for(op, kernel, case, soc).default,
-                "skipped": "interpreter",
+                "skipped": "interpreter" if interpreter else "--skip-autotune",
             }
             for case in cases
         }
@@ -616,6 +617,12 @@ def main() -> None:
         "--skip-serial",
         action="store_true",
         help="skip triton.autotune's serial timing; the like-for-like one (compile workers) stays",
+    )
+    parser.add_argument(
+        "--skip-autotune",
+        action="store_true",
+        help="skip the triton.autotune phase: the search against the exhaustive optimum only "
+        "(its pick is then the default)",
     )
     parser.add_argument("--search-db", help="database URL of the search phase (the campaign's)")
     parser.add_argument("--phase-autotune", nargs=3, metavar=("OP", "KERNEL", "CASE"))
