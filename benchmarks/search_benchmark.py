@@ -3,12 +3,13 @@
 For each op:kernel, over its performance cases, on a device:
 1. `triton.autotune` over the same feasible config list (one tuner per setting of the launcher:
    its program counts and what it derives from a config, which a `triton.Config` cannot carry;
-   the pick the fastest of their picks), one fresh process per case with its own cold cache, twice: compiling serially as it does by itself (timed from the first call), and
+   the pick the fastest of their picks), one fresh process per case with its own cold cache,
+   twice: compiling serially as it does by itself (timed from the first call), and
    like for like with `autotune run`, with as many compile workers (`--autotune-compile-workers`,
    default as many as `autotune run` starts), each compiling a share of the configs with
    triton.autotune's own warmup first (timed from their start); `--skip-serial` keeps only the
-   second. `--autotune-parallel N` runs N cases at once (saves device time; keep 1 where the
-   wall times are compared);
+   second; `--skip-autotune` skips the phase. `--autotune-parallel N` runs N cases at once
+   (saves device time; keep 1 where the wall times are compared);
 2. `autotune run` with every feasible config as budget (exhaustive): the optimum per case
    (this phase alone starts from the binaries triton.autotune compiled: only its optimum counts);
 3. `autotune run --sampler S` with `--fraction` of each case's feasible configs: results, trials,

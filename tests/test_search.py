@@ -388,7 +388,8 @@ def test_a_study_holds_exactly_the_measured_configs(db_url):
     keys = [config_key(t.user_attrs["config"]) for t in trials]
     assert len(set(keys)) == len(keys)
     sources = [t.user_attrs["source"] for t in sorted(measured, key=lambda t: t.number)]
-    assert sources[0] == "default" and set(sources[1:]) <= {"warm", "local", "pattern", "global"}
+    assert sources[0] == "default"
+    assert set(sources[1:]) <= {"warm", "local", "pattern", "global", "polish"}
     with open_database(db_url).sessions() as session:
         claims = list(session.scalars(select(Claim)))
     assert sorted(c.slot for c in claims if c.slot is not None) == list(range(8))
