@@ -8,7 +8,9 @@
 # with the fewest configs so far); each lane runs its kernels one after another on its own GPU
 # with its share of the cores as compile workers, each under a timeout (TARGET_S, seconds), so
 # that the call ends inside its limit and what finished is kept: OUT/<op>-<kernel>/ holds each
-# kernel's search_benchmark.jsonl and log. recsys-examples' ops need AUTOTUNE_RECSYS_EXAMPLES
+# kernel's search_benchmark.jsonl and log, OUT/report.md their tables. MIN_CONFIGS and
+# MAX_CONFIGS keep only the kernels of that many feasible configs (an exhaustive run of the
+# largest spaces takes a call of its own). recsys-examples' ops need AUTOTUNE_RECSYS_EXAMPLES
 # (upstream's autotune lists are warm starts there).
 set -uo pipefail
 soc=$1 out=$2; shift 2
@@ -32,11 +34,13 @@ declare -a lanes load
 for ((g = 0; g < gpus; g++)); do lanes[g]=""; load[g]=0; done
 for t in "${targets[@]}"; do
   read -r _ _ size <<< "$t"
+  (( size >= ${MIN_CONFIGS:-0} && size <= ${MAX_CONFIGS:-1000000} )) || continue
   best=0; for ((g = 1; g < gpus; g++)); do (( load[g] < load[best] )) && best=$g; done
   lanes[best]+="$t;"; load[best]=$(( load[best] + size ))
 done
 for ((g = 0; g < gpus; g++)); do
   (
+    [ -n "${lanes[g]}" ] || exit 0
     IFS=';' read -ra mine <<< "${lanes[g]}"
     for t in "${mine[@]}"; do
       read -r target case _ <<< "$t"
