@@ -5,9 +5,10 @@
 #   benchmarks/search_families.sh SOC OUT [search_benchmark.py options...]
 #
 # The kernels are spread over the GPUs the machine has (largest spaces first, each to the lane
-# with the fewest configs so far); each lane runs its kernels one after another on its own GPU
-# with its share of the cores as compile workers, each under a timeout (TARGET_S, seconds), so
-# that the call ends inside its limit and what finished is kept: OUT/<op>-<kernel>/ holds each
+# with the fewest configs so far); each lane runs its kernels one after another, smallest first,
+# on its own GPU with its share of the cores as compile workers, all within LANE_S seconds
+# (default 340; a kernel is stopped when they run out), so that the call ends inside its limit
+# and what finished is kept: OUT/<op>-<kernel>/ holds each
 # kernel's search_benchmark.jsonl and log, OUT/report.md their tables. MIN_CONFIGS and
 # MAX_CONFIGS keep only the kernels of that many feasible configs (an exhaustive run of the
 # largest spaces takes a call of its own). recsys-examples' ops need AUTOTUNE_RECSYS_EXAMPLES
@@ -42,10 +43,12 @@ for ((g = 0; g < gpus; g++)); do
   (
     [ -n "${lanes[g]}" ] || exit 0
     IFS=';' read -ra mine <<< "${lanes[g]}"
-    for t in "${mine[@]}"; do
-      read -r target case _ <<< "$t"
+    for ((i = ${#mine[@]} - 1; i >= 0; i--)); do
+      read -r target case _ <<< "${mine[i]}"
       dir="$out/${target/:/-}"; mkdir -p "$dir"
-      CUDA_VISIBLE_DEVICES=$g AUTOTUNE_COMPILE_WORKERS=$workers timeout "${TARGET_S:-330}" \
+      left=$(( ${LANE_S:-340} - SECONDS ))
+      if (( left < 20 )); then echo "not run: the lane's LANE_S was spent" > "$dir/log.txt"; continue; fi
+      CUDA_VISIBLE_DEVICES=$g AUTOTUNE_COMPILE_WORKERS=$workers timeout "$left" \
         python3 benchmarks/search_benchmark.py --soc "$soc" --out "$dir" --fraction 0.12 \
         --target "$target" --case "$case" "$@" > "$dir/log.txt" 2>&1
       echo "rc=$? gpu=$g" >> "$dir/log.txt"
