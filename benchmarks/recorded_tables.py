@@ -1,6 +1,8 @@
 """Rows of `search_benchmark.py`'s jsonl output that carry an exhaustive table, and the sibling
 winners they give a case (leave one out): what `replay_search.py` replays and what
-`search_benchmark.py --warm-starts recorded` starts a search from."""
+`search_benchmark.py --warm-starts recorded` starts a search from. Rows of
+`dispatch_regret.py`, whose exhaustive runs keep their table at the top level, are read in the
+same form; a table such a run took over from an earlier one (`--optimum-from`) is read once."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any
 
 from autotuner.search import warm_starts
 from ops import get_op
+from ops.jagged import skewed_lengths
 from ops.spec import Case
 
 
@@ -21,11 +24,28 @@ def case_of(row: dict[str, Any]) -> Case:
     return spec.case(row["case"], "performance")
 
 
+def from_dispatch_regret(row: dict[str, Any]) -> dict[str, Any]:
+    """A `dispatch_regret.py` row in `search_benchmark.py`'s form: its held-out shape with the
+    lengths it was drawn with, its table and its optimum as the exhaustive run's winner."""
+    shape = row["shape"]
+    return {
+        **row,
+        "lengths": list(skewed_lengths(shape["B"], shape["max_seq_len"])),
+        "exhaustive": {"table": row["table"], "verdict": {"winner": row["optimum"]}},
+    }
+
+
 def read_rows(paths: list[Path]) -> list[dict[str, Any]]:
-    rows = []
+    rows, seen = [], set()
     for path in paths:
         for line in path.read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
+            if "op" in row and "table" in row:
+                row = from_dispatch_regret(row)
+                table = json.dumps([row["op"], row["kernel"], row["table"]])
+                if table in seen:
+                    continue
+                seen.add(table)
             if "op" in row and "table" in row.get("exhaustive", {}):
                 rows.append(row)
     return rows

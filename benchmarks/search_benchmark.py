@@ -1,13 +1,15 @@
 """The search against the exhaustive optimum and against `triton.autotune`, per kernel.
 
 For each op:kernel, over its performance cases, on a device:
-1. `triton.autotune` over the same feasible config list, one fresh process per case with its own
-   cold cache, twice: compiling serially as it does by itself (timed from the first call), and
+1. `triton.autotune` over the same feasible config list (one tuner per setting of the launcher:
+   its program counts and what it derives from a config, which a `triton.Config` cannot carry;
+   the pick the fastest of their picks), one fresh process per case with its own cold cache,
+   twice: compiling serially as it does by itself (timed from the first call), and
    like for like with `autotune run`, with as many compile workers (`--autotune-compile-workers`,
    default as many as `autotune run` starts), each compiling a share of the configs with
    triton.autotune's own warmup first (timed from their start); `--skip-serial` keeps only the
-   second. `--autotune-parallel N` runs N cases at once (saves device time; keep 1 where the
-   wall times are compared);
+   second; `--skip-autotune` skips the phase. `--autotune-parallel N` runs N cases at once
+   (saves device time; keep 1 where the wall times are compared);
 2. `autotune run` with every feasible config as budget (exhaustive): the optimum per case
    (this phase alone starts from the binaries triton.autotune compiled: only its optimum counts);
 3. `autotune run --sampler S` with `--fraction` of each case's feasible configs: results, trials,
@@ -37,6 +39,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +56,7 @@ from autotuner.search.space import config_key
 from autotuner.search.study import Plan
 from autotuner.search.workers import Worker
 from ops import get_op
+from ops.spec import Config
 
 
 def case_kind(soc: str) -> str:
@@ -67,13 +71,81 @@ def plan_for(op: str, kernel: str, case_name: str, soc: str) -> Plan:
     return Plan.make(spec, spec.kernel(kernel), case, backend.soc, SocProfile.of(backend), 1.0)
 
 
-def autotuned_launch(
-    op: str, kernel: str, case_name: str, soc: str, shard: tuple[int, int] | None = None
-) -> tuple[Plan, Any, Callable[[], object]]:
-    """The plan, `triton.autotune` over the plan's feasible configs, and a call of the launcher
-    whose `kernel[grid](...)` goes through it; inputs and the reference they need are built
-    first. With a `shard` (i, n): every n-th config from the i-th, and the call only compiles
-    them (triton.autotune's warmup)."""
+def launcher_tunables(plan: Plan, jit: Any) -> tuple[str, ...]:
+    """The tunables the port's launcher reads itself, not the kernel: neither a launch option nor
+    a parameter of the `@triton.jit` function (a norm's NUM_PROGRAMS, a program count PROGRAMS).
+    They set the grid and what the launcher derives from it (the partial rows a norm's bwd_dx
+    leaves, a group norm's atomic lock rows), which a `triton.Config` cannot carry."""
+    return tuple(
+        t.name for t in plan.space.tunables if not t.launch_option and t.name not in jit.arg_names
+    )
+
+
+def interpreter_bench(kernel_call: Callable[[], object], quantiles: tuple[float, ...]) -> list:
+    """triton.autotune's benchmarker on the interpreter, which has no device driver: one call,
+    its wall time (it checks the launches, and is no performance number)."""
+    start = time.perf_counter()
+    kernel_call()
+    return [1e3 * (time.perf_counter() - start)] * len(quantiles)
+
+
+def launch_arguments(args: tuple, kwargs: dict[str, Any]) -> tuple:
+    """What a launcher passes its kernel besides the tuned values: tensors by shape and dtype,
+    other arguments by value. Configs whose launches differ here (a softmax's column-block
+    count, a norm's partial rows) cannot share one `triton.autotune` call."""
+
+    def described(value: Any) -> Any:
+        return (tuple(value.shape), str(value.dtype)) if hasattr(value, "shape") else value
+
+    return tuple(map(described, args)) + tuple(
+        (name, described(value)) for name, value in sorted(kwargs.items())
+    )
+
+
+@dataclass
+class Autotuned:
+    """`triton.autotune` over the configs that share one setting of the launcher (its own
+    tunables, `launcher_tunables`, and the arguments it derives, `launch_arguments`), launched
+    by the port's launcher at one of them: its `kernel[grid](...)` goes through the tuner, with
+    the tuner's constexprs and launch options and the kernel spec's grid of each config."""
+
+    fixed: Config  # the launcher's tunables at this setting
+    tuner: Any  # triton.runtime.autotuner.Autotuner
+    config: Config  # the config the launcher is called at: one of the setting's
+    kernel_call: Callable[[], object] | None = None  # the kernel's last launch, as it was made
+
+    def timings(self) -> dict[Any, list[float]]:
+        """triton.config -> triton.autotune's [median, p20, p80] ms. A setting of one config
+        triton.autotune runs untimed: its last kernel launch is timed by the same benchmarker."""
+        timed = getattr(self.tuner, "configs_timings", None)
+        if timed:
+            return timed
+        assert self.kernel_call is not None, "launched first"
+        config = self.tuner.configs[0]
+        return {config: self.tuner.do_bench(self.kernel_call, quantiles=(0.5, 0.2, 0.8))}
+
+    def picked(self, plan: Plan) -> Config:
+        best = self.tuner.best_config
+        names = {t.name for t in plan.space.tunables}
+        options = {"num_warps": best.num_warps, "num_stages": best.num_stages}
+        return {**best.kwargs, **{k: v for k, v in options.items() if k in names}, **self.fixed}
+
+
+def autotuned_launches(
+    op: str,
+    kernel: str,
+    case_name: str,
+    soc: str,
+    shard: tuple[int, int] | None = None,
+    configs: list[Config] | None = None,
+) -> tuple[Plan, list[Autotuned], Callable[[Autotuned], object]]:
+    """The plan, `triton.autotune` over its feasible configs (or `configs`), and a call of the
+    launcher through one of its tuners; inputs and the reference they need are built first.
+    One tuner per setting of the launcher: the launcher's own tunables (`launcher_tunables`)
+    and the arguments it derives from the config (`launch_arguments`, recorded by a call of
+    the launcher at each config that launches nothing), as a user of triton.autotune would
+    write one kernel per such setting. With a `shard` (i, n): every n-th config from the i-th,
+    and the calls only compile them (triton.autotune's warmup)."""
     import triton
 
     from ops.ports import load_port
@@ -85,40 +157,88 @@ def autotuned_launch(
     # Only shapes and dtypes matter here: a reference in the case dtype, not the float64 golden.
     kernel_inputs = spec.kernel_inputs(kernel, inputs, spec.reference(inputs, case.torch_dtype))
     port = load_port(op)
-    tuned = {t.name for t in plan.space.tunables}
-    configs = [
-        triton.Config(
-            {k: v for k, v in c.items() if k.startswith("BLOCK_")},
-            num_warps=c.get("num_warps", 4),
-            num_stages=c.get("num_stages", 3),
-        )
-        for c in plan.feasible
-        if not c.get("PROGRAMS")  # triton.autotune keeps the launcher's grid: the classic one
-    ][slice(shard[0], None, shard[1]) if shard else slice(None)]
-    tuner = triton.autotune(configs=configs, key=[])(getattr(port, spec_kernel.port_kernel))
+    jit = getattr(port, spec_kernel.port_kernel)
+    outside = launcher_tunables(plan, jit)
+    tuned = {t.name for t in plan.space.tunables} - set(outside)
+    chosen = (plan.feasible if configs is None else configs)[
+        slice(shard[0], None, shard[1]) if shard else slice(None)
+    ]
+    do_bench = interpreter_bench if backend.is_interpreter else None
 
-    class Autotuned:  # the launcher's `kernel[grid](...)` goes through triton.autotune instead
+    class Kernel:  # the launcher's `kernel[grid](...)`: through the tuner of its setting
+        current: Autotuned | None = None  # None: only record the arguments of the launch
+        arguments: tuple = ()
+
         def __getitem__(self, _grid):  # the kernel spec's grid, from the config
+            autotuned = self.current
+
             def launch(*args, **kwargs):
                 for name in tuned:
                     kwargs.pop(name, None)
-                grid = lambda meta: spec_kernel.grid(meta, case)  # noqa: E731
+                if autotuned is None:
+                    self.arguments = launch_arguments(args, kwargs)
+                    return None
+                grid = lambda meta: spec_kernel.launch_grid(  # noqa: E731
+                    {**meta, **autotuned.fixed}, case, backend.limits
+                )
                 if shard:
-                    return tuner.warmup(*args, grid=grid, **kwargs)
-                return tuner[grid](*args, **kwargs)
+                    return autotuned.tuner.warmup(*args, grid=grid, **kwargs)
+                autotuned.kernel_call = lambda: jit[grid](
+                    *args, **kwargs, **autotuned.tuner.best_config.all_kwargs()
+                )
+                return autotuned.tuner[grid](*args, **kwargs)
 
             return launch
 
-    setattr(port, spec_kernel.port_kernel, Autotuned())
-    return plan, tuner, lambda: spec.launch(kernel, kernel_inputs, plan.default)
+    through = Kernel()
+    setattr(port, spec_kernel.port_kernel, through)
+    settings: dict[tuple, list[Config]] = {}
+    for config in chosen:
+        through.arguments = ()
+        spec.launch(kernel, kernel_inputs, config)  # recorded, not run
+        fixed = config_key({k: config[k] for k in outside})
+        settings.setdefault((fixed, through.arguments), []).append(config)
+    launches = [
+        Autotuned(
+            {k: group[0][k] for k in outside},
+            triton.autotune(
+                configs=[
+                    triton.Config(
+                        {k: v for k, v in c.items() if k in tuned and k in jit.arg_names},
+                        num_warps=c.get("num_warps", 4),
+                        num_stages=c.get("num_stages", 3),
+                    )
+                    for c in group
+                ],
+                key=[],
+                do_bench=do_bench,
+            )(jit),
+            group[0],
+        )
+        for group in settings.values()
+    ]
+
+    def launch(autotuned: Autotuned) -> object:
+        through.current = autotuned
+        return spec.launch(kernel, kernel_inputs, autotuned.config)
+
+    return plan, launches, launch
 
 
-def autotune_phase(op: str, kernel: str, case_name: str, soc: str, workers: int) -> dict[str, Any]:
-    """`triton.autotune` over the plan's feasible configs. With `workers` compile workers, as
-    many processes compile a share of the configs each into the (cold) cache with
-    triton.autotune's own warmup, as `autotune run`'s compile workers do for the search, while
-    this one builds its inputs; the wall time runs from their start. Without, from the first
-    call: everything compiled serially."""
+def autotune_phase(
+    op: str,
+    kernel: str,
+    case_name: str,
+    soc: str,
+    workers: int,
+    configs: list[Config] | None = None,
+) -> dict[str, Any]:
+    """`triton.autotune` over the plan's feasible configs (or `configs`), one tuner per setting
+    of the launcher's own tunables, the pick the fastest by triton.autotune's own timings. With
+    `workers` compile workers, as many processes compile a share of the configs each into the
+    (cold) cache with triton.autotune's own warmup, as `autotune run`'s compile workers do for
+    the search, while this one builds its inputs; the wall time runs from their start. Without,
+    from the first call: everything compiled serially."""
     start = time.perf_counter()
     shards = [
         subprocess.Popen(
@@ -130,7 +250,7 @@ def autotune_phase(op: str, kernel: str, case_name: str, soc: str, workers: int)
         )
         for i in range(workers)
     ]
-    plan, tuner, launch = autotuned_launch(op, kernel, case_name, soc)
+    plan, launches, launch = autotuned_launches(op, kernel, case_name, soc, configs=configs)
     for process in shards:
         _, stderr = process.communicate()
         if process.returncode != 0:
@@ -139,18 +259,19 @@ def autotune_phase(op: str, kernel: str, case_name: str, soc: str, workers: int)
     backend.synchronize()
     if not workers:
         start = time.perf_counter()
-    launch()
-    backend.synchronize()
+    timings = []
+    for autotuned in launches:
+        launch(autotuned)
+        backend.synchronize()
+        timings.append((autotuned.timings()[autotuned.tuner.best_config][0], autotuned))
     wall = time.perf_counter() - start
-    best = tuner.best_config
-    picked = {**best.kwargs, "num_warps": best.num_warps}
-    if "num_stages" in {t.name for t in plan.space.tunables}:
-        picked["num_stages"] = best.num_stages
+    best = min(timings, key=lambda timed: timed[0])[1]
     return {
         "wall_s": wall,
-        "configs": len(plan.feasible),
+        "configs": len(plan.feasible if configs is None else configs),
+        "launcher_settings": len(launches),
         "compile_workers": workers,
-        "picked": picked,
+        "picked": best.picked(plan),
     }
 
 
@@ -158,8 +279,9 @@ def warmup_phase(op: str, kernel: str, case_name: str, soc: str, shard: tuple[in
     """Compile one share of the configs with `triton.autotune`'s warmup (nothing runs); the
     inputs are built one process at a time (large cases take much device memory)."""
     with FileLock(os.environ["TRITON_CACHE_DIR"].rstrip("/") + ".lock"):
-        _, _, launch = autotuned_launch(op, kernel, case_name, soc, shard)
-    launch()
+        _, launches, launch = autotuned_launches(op, kernel, case_name, soc, shard)
+    for autotuned in launches:
+        launch(autotuned)
 
 
 def run_autotune_phases(
@@ -305,13 +427,14 @@ def benchmark_kernel(
 ) -> None:
     out, tag = options.out, f"{op}-{kernel}-{'-'.join(cases)}"
     workers = options.autotune_compile_workers
-    if get_backend(soc).is_interpreter:  # triton.autotune needs a device driver
+    interpreter = get_backend(soc).is_interpreter  # triton.autotune needs a device driver
+    if interpreter or options.skip_autotune:
         autotuned = {
             case: {
                 "wall_s": math.nan,
                 "configs": len(plan_for(op, kernel, case, soc).feasible),
                 "picked": plan_for(op, kernel, case, soc).default,
-                "skipped": "interpreter",
+                "skipped": "interpreter" if interpreter else "--skip-autotune",
             }
             for case in cases
         }
@@ -495,6 +618,12 @@ def main() -> None:
         "--skip-serial",
         action="store_true",
         help="skip triton.autotune's serial timing; the like-for-like one (compile workers) stays",
+    )
+    parser.add_argument(
+        "--skip-autotune",
+        action="store_true",
+        help="skip the triton.autotune phase: the search against the exhaustive optimum only "
+        "(its pick is then the default)",
     )
     parser.add_argument("--search-db", help="database URL of the search phase (the campaign's)")
     parser.add_argument("--phase-autotune", nargs=3, metavar=("OP", "KERNEL", "CASE"))

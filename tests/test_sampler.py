@@ -281,3 +281,37 @@ def test_every_ops_autotune_list_loads_without_importing_fbgemm_gpu():
             continue
         for kernel in spec.kernels:
             warm_starts.from_upstream(spec, kernel)  # raises where a module cannot load
+
+
+def test_the_polish_climbs_from_the_best_config_through_its_open_neighbours():
+    """A model strategy's budget spent far from a bowl's centre: the polish measures the best
+    config's open neighbours, moves to a better one and climbs on; it stops where the best has
+    no open neighbour, and an exhaustive plan has no polish."""
+    plan = plan_of(trials=0.12)
+    assert plan.space.most_neighbors == 7  # 2 + 2 + 2 + 1 (two num_stages)
+    assert plan.polish == plan.budget // 4 == 2  # the last quarter of 11 trials at most
+    centre = plan.feasible[len(plan.feasible) // 2]
+    objective = bowl(plan, centre)
+    sampler = SearchSampler(plan.space, plan.feasible, plan.default, strategy="random", seed=1)
+    study = optuna.create_study(direction="minimize", sampler=sampler)
+    for _ in range(plan.budget):
+        trial = study.ask(sampler.distributions)
+        study.tell(trial, objective(plan.space.from_params(trial.params)))
+    before = study.best_value
+    polished = []
+    while (choice := sampler.polish(study)) is not None and len(polished) < 30:
+        assert choice.source == "polish"
+        best = plan.space.from_params(study.best_trial.params)
+        assert choice.config in plan.space.neighbors(best)
+        sampler.pin(choice)
+        trial = study.ask(sampler.distributions)
+        study.tell(trial, objective(choice.config))
+        polished.append(choice.config)
+    assert polished and study.best_value < before
+    best = plan.space.from_params(study.best_trial.params)
+    taken = {config_key(plan.space.from_params(t.params)) for t in study.trials}
+    feasible = {config_key(c) for c in plan.feasible}
+    assert all(
+        config_key(c) in taken or config_key(c) not in feasible for c in plan.space.neighbors(best)
+    )
+    assert plan_of(trials=1.0).polish == 0

@@ -388,7 +388,8 @@ def test_a_study_holds_exactly_the_measured_configs(db_url):
     keys = [config_key(t.user_attrs["config"]) for t in trials]
     assert len(set(keys)) == len(keys)
     sources = [t.user_attrs["source"] for t in sorted(measured, key=lambda t: t.number)]
-    assert sources[0] == "default" and set(sources[1:]) <= {"warm", "local", "pattern", "global"}
+    assert sources[0] == "default"
+    assert set(sources[1:]) <= {"warm", "local", "pattern", "global", "polish"}
     with open_database(db_url).sessions() as session:
         claims = list(session.scalars(select(Claim)))
     assert sorted(c.slot for c in claims if c.slot is not None) == list(range(8))
@@ -396,16 +397,16 @@ def test_a_study_holds_exactly_the_measured_configs(db_url):
 
 
 def test_sampler_option_and_warm_starts_from_a_sibling_study(db_url):
-    """`--sampler random` takes the default, then only random steps; a study starts from the
-    winner of its case on another soc (nearer than the first study, another dtype) right after
-    its default."""
+    """`--sampler random` takes the default, then only random steps, and the budget's last
+    trial polishes (a quarter of 6); a study starts from the winner of its case on another soc
+    (nearer than the first study, another dtype) right after its default."""
     (first,) = tune(db_url, case="b4_n16_d40_fp32", trials=6, sampler="random")
     sources = [
         t.user_attrs["source"]
         for t in sorted(trials_of(db_url, first.name), key=lambda t: t.number)
         if t.state == TrialState.COMPLETE
     ]
-    assert first.strategy == "random" and sources == ["default"] + ["global"] * 5
+    assert first.strategy == "random" and sources == ["default"] + ["global"] * 4 + ["polish"]
     winner = {"BLOCK_ROW": 4, "BLOCK_COL": 64, "num_warps": 1}  # feasible, not the default
     with open_database(db_url).sessions() as session:
         session.add(

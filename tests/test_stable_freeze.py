@@ -133,3 +133,28 @@ def test_the_run_summary_gives_the_a_b_gain_of_a_new_winner_over_the_frozen_conf
     text = console.export_text()
     gain = f"{verdict['frozen_gain']:.1%}"
     assert f"beats default; beats the frozen config by {gain} (p=" in text
+
+
+def test_the_finals_are_paired_rounds_in_an_order_rotated_each_round():
+    order = []
+
+    def samples_of(config, reps):
+        order.append(config["BLOCK"])
+        drift = (1.0, 3.0, 0.5)[(len(order) - 1) // 3]  # the machine slows and speeds up by round
+        return [config["BLOCK"] * drift] * reps
+
+    rules = settle.Rules(min_gain=0.01, alpha=0.01, rounds=3, reps=2)
+    samples, rounds = settle.paired_rounds([DEFAULT, FROZEN, NEW], samples_of, rules)
+    assert order == [16, 32, 64, 32, 64, 16, 64, 16, 32]
+    assert all(len(s) == 6 for s in samples.values())
+    ratios = settle.paired_ratios(rounds, '{"BLOCK":16}')
+    assert ratios == {'{"BLOCK":16}': 1.0, '{"BLOCK":32}': 2.0, '{"BLOCK":64}': 4.0}
+
+
+def test_the_winner_is_the_finalist_fastest_beside_the_default_in_the_same_rounds():
+    complete = numbered(trials((NEW, 0.9), (FROZEN, 0.95), (DEFAULT, 1.0)))
+    medians = {16: 1.0, 32: 0.97, 64: 0.9}
+    verdict = settle.retime(complete, DEFAULT, fake_timer(medians), RULES)
+    assert verdict["winner"] == NEW and verdict["beats_default"]
+    ratios = {r["config"]["BLOCK"]: r["paired_ratio"] for r in verdict["retimed"]}
+    assert ratios[16] == 1.0 and 0.89 < ratios[64] < 0.91 and 0.96 < ratios[32] < 0.98

@@ -6,6 +6,10 @@ one ordinal step away, then pattern moves (two measured steps at once, tiles and
 against each other); once that has converged, a global step by a model sampler (TPE) from which
 the local search restarts. `tpe`, `gp` and `random` take the default and then only the model's
 steps; `exhaustive` every feasible config, nearest the default first.
+The last trials of the budget (`polish_trials`: as many as a config has neighbours, at most a
+quarter of the budget; none for `exhaustive`) go to a polish (`polish`): the open neighbours one
+ordinal step from the best config so far, and from a neighbour that beats it its own; where
+none is open, the policy above goes on (after the polish of pytorch/helion's autotuner, 2026-09).
 
 It never proposes a config that is taken (claimed, measured or statically rejected): `taken`
 says which are, the claim board's keys in a study, the study's own trials otherwise. So a study
@@ -42,7 +46,13 @@ MODEL_STARTUP_TRIALS = 4
 @dataclass(frozen=True)
 class Choice:
     config: Config
-    source: str  # default, warm, local, pattern, global, exhaustive, retry
+    source: str  # default, warm, local, pattern, global, exhaustive, polish, retry
+
+
+def polish_trials(space: SearchSpace, strategy: str, budget: int) -> int:
+    """The last trials of the budget that go to the polish first: as many as one config has
+    neighbours at most, no more than a quarter of the budget; none for `exhaustive`."""
+    return 0 if strategy == "exhaustive" else min(space.most_neighbors, budget // 4)
 
 
 def _model_sampler(strategy: str, seed: int) -> BaseSampler:
@@ -154,6 +164,19 @@ class SearchSampler(BaseSampler):
             if local is not None:
                 return local
         return Choice(self._global_step(history, taken, open_configs), "global")
+
+    def polish(self, study: Study) -> Choice | None:
+        """An open feasible neighbour of the best config measured so far; None when it has none
+        (or nothing is measured)."""
+        history = [(c, v) for c, v, _ in self._history(study) if v is not None]
+        if not history:
+            return None
+        best = min(history, key=lambda cv: cv[1])[0]
+        open_keys = self.feasible_keys - self._taken(study)
+        return next(
+            (Choice(c, "polish") for c in self.space.neighbors(best) if config_key(c) in open_keys),
+            None,
+        )
 
     def _history(self, study: Study) -> list[tuple[Config, float | None, str]]:
         """(config, median ms or None, source) of the study's finished trials, in order."""

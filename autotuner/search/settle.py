@@ -1,6 +1,11 @@
 """The settlement of a study: its best few re-timed interleaved with the default, the verdict
 stored by compare-and-set on the number of completed trials it was computed on.
 
+The finals are paired: each round times every finalist once, in an order rotated from round to
+round (none always first), and a finalist is ranked by the median over rounds of its time over
+the default's in the same round, so drift between rounds cancels (Helion's paired finals halved
+its selection regret, helion/autotuner/benchmarking.py, 2026-09).
+
 Freezes do not churn: where a config is frozen already for the study's (soc, kernel, case) and the
 study measured it, it is re-timed beside the others, and a new winner replaces it only by the rule
 a winner must pass against the default (at least `min_gain` faster, one-sided Mann-Whitney p under
@@ -8,6 +13,7 @@ a winner must pass against the default (at least `min_gain` faster, one-sided Ma
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -63,6 +69,35 @@ def frozen_config(op: str, soc: str, kernel: str, case: str) -> Config | None:
     return next((dict(e["config"]) for e in entries if e["case"] == case), None)
 
 
+def paired_rounds(
+    configs: list[Config], samples_of: Callable[[Config, int], list[float]], rules: Rules
+) -> tuple[dict[str, list[float]], list[dict[str, float]]]:
+    """(config key -> every sample, per round: config key -> the round's median) of `configs`
+    timed interleaved in `rules.rounds` rounds, round r starting at the r-th config."""
+    samples: dict[str, list[float]] = {config_key(c): [] for c in configs}
+    rounds = []
+    for r in range(rules.rounds):  # interleaved: drift hits every config alike
+        medians = {}
+        for config in configs[r % len(configs) :] + configs[: r % len(configs)]:
+            got = samples_of(config, rules.reps)
+            samples[config_key(config)] += got
+            if got:
+                medians[config_key(config)] = statistics.median(got)
+        rounds.append(medians)
+    return samples, rounds
+
+
+def paired_ratios(rounds: list[dict[str, float]], reference: str) -> dict[str, float]:
+    """Config key -> the median over rounds of its median over `reference`'s in that round
+    (rounds where both ran)."""
+    ratios: dict[str, list[float]] = {}
+    for medians in rounds:
+        if reference in medians:
+            for key, ms in medians.items():
+                ratios.setdefault(key, []).append(ms / medians[reference])
+    return {key: statistics.median(values) for key, values in ratios.items()}
+
+
 def retime(
     complete: list[optuna.trial.FrozenTrial],
     default: Config,
@@ -81,19 +116,22 @@ def retime(
     configs = ([default] if default_trial else []) + [
         dict(t.user_attrs["config"]) for t in candidates
     ]
-    samples: dict[str, list[float]] = {config_key(c): [] for c in configs}
-    for _ in range(rules.rounds):  # interleaved: drift hits every config alike
-        for config in configs:
-            samples[config_key(config)] += samples_of(config, rules.reps)
+    samples, rounds = paired_rounds(configs, samples_of, rules)
+    ratios = paired_ratios(rounds, config_key(configs[0]))
     summary = [
-        {"config": c, "trial": t.number, **Timing.of(samples[config_key(c)]).as_dict()}
+        {
+            "config": c,
+            "trial": t.number,
+            **Timing.of(samples[config_key(c)]).as_dict(),
+            "paired_ratio": ratios.get(config_key(c)),
+        }
         for c, t in zip(
             configs, ([default_trial] if default_trial else []) + candidates, strict=True
         )
         if samples[config_key(c)]
     ]
     verdict: dict[str, Any] = {
-        "method": f"{rules.rounds} interleaved rounds of >= {rules.reps} timed calls; a winner must be >= {100 * rules.min_gain:g}% faster than the default with a one-sided Mann-Whitney p < {rules.alpha}",
+        "method": f"{rules.rounds} interleaved rounds of >= {rules.reps} timed calls, the order rotated each round, finalists ranked by their median time over the default's of the same round; a winner must be >= {100 * rules.min_gain:g}% faster than the default with a one-sided Mann-Whitney p < {rules.alpha}",
         "complete_trials": len(complete),
         "retimed": summary,
         "default_config": default,
@@ -114,7 +152,11 @@ def retime(
     reference = samples[config_key(default)]
     default_ms = statistics.median(reference)
     challengers = [entry for entry in summary if entry["config"] != default]
-    fastest = min(challengers, key=lambda entry: entry["median_ms"], default=None)
+    fastest = min(
+        challengers,
+        key=lambda entry: (entry["paired_ratio"] or math.inf, entry["median_ms"]),
+        default=None,
+    )
     beats, p_value = False, None
     if fastest is not None:
         candidate = samples[config_key(fastest["config"])]

@@ -164,6 +164,12 @@ class SearchSpace:
     def position(self, config: Config) -> tuple[int, ...]:
         return tuple(t.values.index(config[t.name]) for t in self.tunables)
 
+    @property
+    def most_neighbors(self) -> int:
+        """The most configs `neighbors` gives: two per axis of three values or more, one per
+        axis of two."""
+        return sum(min(2, len(t.values) - 1) for t in self.tunables)
+
     def neighbors(self, config: Config) -> list[Config]:
         """Configs one ordinal step away along one axis."""
         out = []

@@ -36,7 +36,7 @@ from ..measure.toolchain import fingerprint
 from . import interrupts, settle
 from .claims import ClaimBoard
 from .pipeline import Job, Pipeline, Proposal
-from .sampler import Choice, SearchSampler
+from .sampler import Choice, SearchSampler, polish_trials
 from .space import SearchSpace, config_key, space_for
 
 
@@ -137,6 +137,8 @@ class Plan:
     default_violation: str | None = None
     #: Compiler and runtime versions and the kernel's launch fingerprint (`autotuner.measure.toolchain`).
     toolchain: dict[str, str] | None = None
+    #: The last trials of the budget, which go to the polish first (`sampler.polish_trials`).
+    polish: int = 0
 
     @classmethod
     def make(
@@ -189,6 +191,7 @@ class Plan:
             budget,
             kernel.violation(default, case, profile.limits),
             toolchain,
+            polish_trials(space, strategy, budget),
         )
 
 
@@ -254,7 +257,7 @@ class Study:
                 record = StudyRecord(
                     name=plan.name, op=plan.op.name, kernel=plan.kernel.name, case_name=plan.case.name,
                     case={"shape": plan.case.shape, "dtype": plan.case.dtype}, soc=plan.soc,
-                    source_hash=plan.source_hash, budget=self.plan.budget, default_config=plan.default,
+                    source_hash=plan.source_hash, budget=plan.budget, default_config=plan.default,
                     feasible_size=len(plan.feasible), strategy=plan.strategy, toolchain=plan.toolchain,
                     npu_mode=plan.profile.mode, npu_options=sorted(plan.profile.compiler_options),
                 )  # fmt: skip
@@ -266,8 +269,8 @@ class Study:
                     record = session.scalar(
                         select(StudyRecord).where(StudyRecord.name == plan.name)
                     )
-            elif record.budget < self.plan.budget:
-                record.budget = self.plan.budget  # a larger --trials extends the study
+            elif record.budget < plan.budget:
+                record.budget = plan.budget  # a larger --trials extends the study
                 session.commit()
             assert record is not None
             return record
@@ -301,18 +304,21 @@ class Study:
 
         The configs of dead workers first; then the sampler's, each claimed before its trial
         is opened: a config another process claimed meanwhile is never a trial here, the sampler
-        is asked again. The static rejections are recorded after the first trial (the default,
-        trial 0, in a new study)."""
+        is asked again; in the budget's last `polish` slots the polish's first. The static
+        rejections are recorded after the first trial (the default, trial 0, in a new study)."""
         recorded = config_key(self.plan.default) in self.board.claimed_keys()
         if recorded:
             self.record_rejections()
         while True:
+            used = self.board.used_slots()
             if self.retry:
                 choice: Choice | None = Choice(self.retry.popleft(), "retry")
-            elif self.board.used_slots() >= self.plan.budget:
-                choice = None
-            else:
+            elif used < self.plan.budget - self.plan.polish:
                 choice = self.sampler.propose(self.optuna)
+            elif used < self.plan.budget:
+                choice = self.sampler.polish(self.optuna) or self.sampler.propose(self.optuna)
+            else:
+                choice = None
             if choice is None:
                 if self.requeue_stale():
                     continue
