@@ -42,7 +42,8 @@ from .tunable import PROGRAMS, Tunable
 NAME = "add_position_embeddings"
 UPSTREAM_FILE = "examples/hstu/ops/triton_ops/triton_position.py"
 UPSTREAM_SHA256 = "015fb4a0745bdff9cb6850d4dbca2245ef502c8dbb0ad2ae839451c21a9a8386"
-_LETTERS = {"B": "b", "max_seq_len": "n", "D": "d", "K": "k"}
+#: Shape key -> the letter of case names (b512_n1024_d256_k8192_bf16).
+_LETTERS = {"B": "b", "max_seq_len": "n", "D": "d", "K": "k", "C": "c"}
 
 # (B, max_seq_len, D, K, lengths): B = 1, a single row, an empty sequence, positions past K (the
 # clamp at K - 1), D not a power of two below and above upstream's 64-wide column block.
@@ -174,7 +175,31 @@ def clamped_positions(offsets: torch.Tensor, high_inds: torch.Tensor) -> torch.T
     return torch.minimum(position, high_inds[seq])
 
 
-class AddPositionEmbeddings(RecsysJaggedOp):
+class PositionEmbeddingsOp(RecsysJaggedOp):
+    """What the two position encoders of upstream's `triton_position.py` share: cases named by
+    their shape (its keys' letters: `_LETTERS`), lengths within max_seq_len."""
+
+    def make_case(self, shape, dtype, lengths, kind="accuracy", offsets=None) -> Case:
+        name = "_".join(f"{_LETTERS[k]}{shape[k]}" for k in self.shape_keys)
+        ordered = {k: shape[k] for k in self.shape_keys}
+        return Case(self.name, f"{name}_{SHORT_DTYPE[dtype]}", ordered, dtype, tuple(lengths),
+                    kind, offsets)  # fmt: skip
+
+    def cases(self, kind: CaseKind) -> list[Case]:
+        if kind == "accuracy":
+            return standard_cases(self, kind, self.accuracy_shapes, ())
+        return [
+            self.make_case(
+                dict(zip(self.shape_keys, values, strict=True)),
+                dtype,
+                skewed_lengths(values[0], values[1], overflow=1.0),
+                kind,
+            )
+            for *values, dtype in self.performance_shapes
+        ]
+
+
+class AddPositionEmbeddings(PositionEmbeddingsOp):
     name = NAME
     summary = (
         "Jagged [sum_L, D] * scale plus position embeddings [K, D] of each row's clamped "
@@ -198,25 +223,6 @@ class AddPositionEmbeddings(RecsysJaggedOp):
     upstream_grads = {"dx": 0, "ddense": 4}
     parts = {"fwd": ("fwd",), "bwd": ("bwd",)}
     kernels = (FWD, BWD)
-
-    def make_case(self, shape, dtype, lengths, kind="accuracy", offsets=None) -> Case:
-        name = "_".join(f"{_LETTERS[k]}{shape[k]}" for k in self.shape_keys)
-        ordered = {k: shape[k] for k in self.shape_keys}
-        return Case(self.name, f"{name}_{SHORT_DTYPE[dtype]}", ordered, dtype, tuple(lengths),
-                    kind, offsets)  # fmt: skip
-
-    def cases(self, kind: CaseKind) -> list[Case]:
-        if kind == "accuracy":
-            return standard_cases(self, kind, self.accuracy_shapes, ())
-        return [
-            self.make_case(
-                dict(zip(self.shape_keys, values, strict=True)),
-                dtype,
-                skewed_lengths(values[0], values[1], overflow=1.0),
-                kind,
-            )  # fmt: skip
-            for *values, dtype in self.performance_shapes
-        ]
 
     def make_inputs(self, case: Case, device: torch.device, seed: int = 0) -> Tensors:
         """x and dout normal, dense at half that scale; per sequence a number of targets drawn

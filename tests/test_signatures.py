@@ -69,6 +69,12 @@ PORTED = {
     ("add_position_embeddings", "_AddPositionEmbeddingsFunction.forward"): (
         "AddPositionEmbeddingsFunction.forward"
     ),
+    ("add_timestamp_position_embeddings", "triton_add_timestamp_positional_embeddings"): (
+        "triton_add_timestamp_positional_embeddings"
+    ),
+    ("add_timestamp_position_embeddings", "_AddTimestampPositionEmbeddingsFunction.forward"): (
+        "AddTimestampPositionEmbeddingsFunction.forward"
+    ),
 }
 #: Defaults the port sets otherwise, and why: the group norm's port is triton_norm_mul_dropout's
 #: group_norm=True form (its False is the layer norm's port).
@@ -80,9 +86,6 @@ NOT_PORTED = {
     "triton_jagged_dense_bmm": "recsys' jagged x dense bmm: only inside the bmm broadcast add's "
     "backward here (FBGEMM's jagged_dense_bmm is its own op)",
     "_JaggedDenseBmmFunction.forward": "as triton_jagged_dense_bmm",
-    "triton_add_timestamp_positional_embeddings": "the op add_timestamp_position_embeddings, "
-    "not written yet",
-    "_AddTimestampPositionEmbeddingsFunction.forward": "as its entry",
 }
 
 
