@@ -57,12 +57,13 @@ NAME = "add_timestamp_position_embeddings"
 #: Upstream's launcher fixes these (`_AddTimestampPositionEmbeddingsFunction.forward`).
 NUM_TIME_BUCKETS, TIME_BUCKET_INCREMENTS = 2048, 60.0
 
-# (B, max_seq_len, D, K, C, lengths): B = 1, a single row, an empty sequence, positions past K,
-# contextual rows (C 4), D not a power of two below and above upstream's 64-wide column block.
+# (B, max_seq_len, D, K, C, lengths): B = 1, a single row, an empty sequence, a sequence longer
+# than max_seq_len (the port alone), positions past K, contextual rows (C 4), D not a power of two
+# below and above upstream's 64-wide column block.
 ACCURACY_SHAPES = (
     (1, 16, 16, 32, 0, (16,)),
     (1, 8, 24, 8, 0, (1,)),
-    (4, 16, 20, 12, 4, (0, 5, 16, 11)),
+    (4, 16, 20, 12, 4, (0, 5, 16, 23)),
     (3, 40, 100, 64, 4, (40, 0, 33)),
     (2, 24, 130, 16, 0, (24, 7)),
 )

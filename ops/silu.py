@@ -31,13 +31,13 @@ UPSTREAM_BLOCK, UPSTREAM_WARPS = 256, 2
 # (N, D): a single element, no rows, D not a power of two, one row, a partial last block,
 # several blocks of the default.
 ACCURACY_SHAPES = ((1, 1), (0, 64), (37, 100), (1, 300), (5, 3), (200, 128))
-# HSTU sizes: the uvqk projection of 10^5 rows, 512-2048 wide (heads x (2 attention + 2 linear
-# dims)).
+# HSTU sizes: the uvqk projection of 10^5-10^6 rows, 256-1024 wide (heads x (2 attention + 2
+# linear dims)).
 PERFORMANCE_SHAPES = (
     (131072, 1024, "bfloat16"),
     (262144, 512, "float16"),
     (131072, 512, "float32"),
-    (65536, 2048, "bfloat16"),
+    (524288, 256, "bfloat16"),
 )
 
 TUNABLES = (
