@@ -78,9 +78,9 @@ PERFORMANCE_SHAPES = (
 
 
 def bwd_default(case: Case) -> Config:
-    """The first config of upstream's `_add_embeddings_bwd_configs` (BLOCK 32, here BLOCK_N, 2 stages, 2 warps;
+    """The first config of upstream's `_add_embeddings_bwd_configs` (BLOCK 32, 2 stages, 2 warps;
     its autotuner's pick among 27 is a timing on the GPU) with its whole row (next_pow2(D))."""
-    return {"BLOCK_N": 32, "BLOCK_D": next_pow2(case.shape["D"]), "num_warps": 2, "num_stages": 2}
+    return {"BLOCK": 32, "BLOCK_D": next_pow2(case.shape["D"]), "num_warps": 2, "num_stages": 2}
 
 
 def _fits(tunable: str, key: str, default: Callable[[Case], Config]) -> BlockFits:
@@ -93,8 +93,8 @@ def _fwd_grid(config: Config, case: Case) -> tuple[int]:
 
 
 def _bwd_grid(config: Config, case: Case) -> tuple[int]:
-    """Upstream's grid (rows / BLOCK_N,), here times D's column blocks; one launch a table."""
-    blocks = -(-max(total_rows(case), 1) // config["BLOCK_N"]) * -(
+    """Upstream's grid (rows / BLOCK,), here times D's column blocks; one launch a table."""
+    blocks = -(-max(total_rows(case), 1) // config["BLOCK"]) * -(
         -case.shape["D"] // config["BLOCK_D"]
     )
     return (max(1, min(MAX_PROGRAMS, blocks)),)
@@ -145,7 +145,7 @@ FWD = KernelSpec(
 BWD = KernelSpec(
     name="bwd",
     tunables=(
-        Tunable("BLOCK_N", pow2_range(8, 256)),  # upstream's BLOCK: sorted entries a block
+        Tunable("BLOCK", pow2_range(8, 256)),  # sorted entries a block; upstream's name
         Tunable("BLOCK_D", pow2_range(16, 1024)),
         Tunable("num_warps", (2, 4, 8), launch_option=True),
         Tunable("num_stages", (2, 3, 4), launch_option=True),

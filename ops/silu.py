@@ -41,7 +41,7 @@ PERFORMANCE_SHAPES = (
 )
 
 TUNABLES = (
-    Tunable("BLOCK_SIZE", pow2_range(256, 8192)),  # upstream's x_block_size
+    Tunable("x_block_size", pow2_range(256, 8192)),  # upstream's name: its autotune list's
     Tunable("num_warps", (2, 4, 8, 16), launch_option=True),
     MULTIBUFFER,
 )
@@ -50,7 +50,7 @@ TUNABLES = (
 def default(case: Case) -> Config:
     """Upstream's first autotune config; which of its sixteen its autotuner keeps for a size is
     a timing on the GPU, not a rule."""
-    return {"BLOCK_SIZE": UPSTREAM_BLOCK, "num_warps": UPSTREAM_WARPS}
+    return {"x_block_size": UPSTREAM_BLOCK, "num_warps": UPSTREAM_WARPS}
 
 
 def elements(case: Case) -> int:
@@ -58,7 +58,7 @@ def elements(case: Case) -> int:
 
 
 def _grid(config: Config, case: Case) -> tuple[int]:
-    blocks = -(-elements(case) // config["BLOCK_SIZE"])
+    blocks = -(-elements(case) // config["x_block_size"])
     return (max(1, min(MAX_NPU_PROGRAMS, blocks)),)
 
 
@@ -66,8 +66,8 @@ def _fits(config: Config, case: Case, limits) -> str | None:
     """A block over the elements padded to a power of two only computes padding; upstream's
     default stays allowed."""
     bound = max(UPSTREAM_BLOCK, next_pow2(elements(case)))
-    if config["BLOCK_SIZE"] > bound:
-        return f"BLOCK_SIZE={config['BLOCK_SIZE']} is larger than N * D padded to {bound}"
+    if config["x_block_size"] > bound:
+        return f"x_block_size={config['x_block_size']} is larger than N * D padded to {bound}"
     return None
 
 
@@ -77,10 +77,10 @@ def _kernel(name: str, loaded: int, outputs: tuple[str, ...], port: str, upstrea
 
     def tiles(config: Config, case: Case) -> int:
         size = case.torch_dtype.itemsize
-        return config["BLOCK_SIZE"] * ((loaded + 1) * (size + 4))
+        return config["x_block_size"] * ((loaded + 1) * (size + 4))
 
     def stream(config: Config, case: Case) -> int:
-        return loaded * config["BLOCK_SIZE"] * case.torch_dtype.itemsize
+        return loaded * config["x_block_size"] * case.torch_dtype.itemsize
 
     return KernelSpec(
         name=name, tunables=TUNABLES, outputs=outputs, default=default, grid=_grid,

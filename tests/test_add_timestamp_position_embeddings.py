@@ -75,7 +75,7 @@ def test_programs_walk_every_block_once(port, monkeypatch):
     golden's outputs."""
     monkeypatch.setattr(port, "MAX_PROGRAMS", 3)
     given = inputs("b3_n40_d100_k64_c4_fp32")
-    configs = {"fwd": {"BLOCK_N": 4, "BLOCK_D": 32}, "bwd": {"BLOCK_N": 8, "BLOCK_D": 32}}
+    configs = {"fwd": {"BLOCK_N": 4, "BLOCK_D": 32}, "bwd": {"BLOCK": 8, "BLOCK_D": 32}}
     out = SPEC.run_port(given, configs)
     want = SPEC.reference(given)
     assert all(close(out[k], want[k]) for k in SPEC.output_names)

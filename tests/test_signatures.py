@@ -153,6 +153,21 @@ def test_the_port_takes_upstreams_arguments_in_upstreams_order(op, function, cpu
     assert all(d is not inspect.Parameter.empty for _, d in have[len(want) :])
 
 
+@requires_recsys
+@pytest.mark.parametrize("op", sorted({op for op, _ in PORTED}))
+def test_upstreams_autotune_lists_name_the_kernels_tunables(op, cpu):
+    """Upstream's autotune configs are part of a GPU space as they are (warm_starts.from_upstream):
+    each of their block names is a tunable of the port kernel (x_block_size, BLOCK), so none is
+    dropped on the way in; num_stages aside where a kernel has no loop to pipeline."""
+    from autotuner.search import warm_starts
+
+    spec = get_op(op)
+    for kernel in spec.kernels:
+        names = {t.name for t in kernel.tunables} | {"num_stages"}
+        for config in warm_starts.from_upstream(spec, kernel):
+            assert set(config) <= names, (kernel.name, config)
+
+
 # -- the arguments the ports gained, each computed or refused ---------------------------------
 @pytest.fixture(params=["unchecked", "checked"])
 def mode(request, monkeypatch):

@@ -86,21 +86,21 @@ def _add_timestamp_position_fwd_kernel(
 @triton.jit
 def _add_embeddings_bwd_kernel(
     dout_ptr, keys_ptr, values_ptr, grad_ptr, size, D, num_programs, stride_gn, stride_on,
-    BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
+    BLOCK: tl.constexpr, BLOCK_D: tl.constexpr,
 ):  # fmt: skip
-    """grad[key] += dout[value] over BLOCK_N entries (upstream's BLOCK) of the (key, value) pairs sorted by key: each
+    """grad[key] += dout[value] over BLOCK entries of the (key, value) pairs sorted by key: each
     run of equal keys summed in fp32, then added atomically into the fp32 gradient (a run may
-    span blocks). One block per (BLOCK_N entries, column block), entries fastest."""
+    span blocks). One block per (BLOCK entries, column block), entries fastest."""
     pid = tl.program_id(0)
-    blocks = tl.cdiv(size, BLOCK_N)
+    blocks = tl.cdiv(size, BLOCK)
     offs_d = tl.arange(0, BLOCK_D)
     for tile in range(pid, blocks * tl.cdiv(D, BLOCK_D), num_programs):
         cols = (tile // blocks) * BLOCK_D + offs_d
         mask_d = cols < D
         key = tl.full([], -1, tl.int64)
         acc = tl.zeros([BLOCK_D], dtype=tl.float32)
-        for i in range(0, BLOCK_N):
-            entry = (tile % blocks) * BLOCK_N + i
+        for i in range(0, BLOCK):
+            entry = (tile % blocks) * BLOCK + i
             if entry < size:
                 value = tl.load(values_ptr + entry).to(tl.int64)
                 row = tl.load(dout_ptr + value * stride_gn + cols, mask=mask_d, other=0.0)
@@ -357,7 +357,7 @@ def default_config(kernel: str, shape: dict) -> dict:
     if kernel == "fwd":
         return {"BLOCK_N": 16, "BLOCK_D": min(d, 64), "num_warps": 2, "num_stages": 1}
     if kernel == "bwd":
-        return {"BLOCK_N": 32, "BLOCK_D": d, "num_warps": 2, "num_stages": 2}
+        return {"BLOCK": 32, "BLOCK_D": d, "num_warps": 2, "num_stages": 2}
     raise ValueError(f"unknown kernel {kernel!r}; valid: fwd, bwd")
 
 
@@ -434,7 +434,7 @@ def _embedding_grad(d_out, keys, values, rows, blocks, options, programs):
     size = keys.numel()
     if size == 0 or grad.numel() == 0:
         return grad
-    tiles = triton.cdiv(size, blocks["BLOCK_N"]) * triton.cdiv(d_out.size(1), blocks["BLOCK_D"])
+    tiles = triton.cdiv(size, blocks["BLOCK"]) * triton.cdiv(d_out.size(1), blocks["BLOCK_D"])
     grid = _grid(min(tiles, MAX_PROGRAMS), programs, d_out.device)
     _add_embeddings_bwd_kernel[grid](
         d_out, keys, values, grad, size, d_out.size(1), grid[0], d_out.stride(0), grad.stride(0),
@@ -454,7 +454,11 @@ def add_timestamp_position_embeddings_bwd(
     shape = _shape(
         batch, max_seq_len, d_out.size(1), pos_embeddings.size(0), max_contextual_seq_len
     )
+    if config is None:
+        dtype = _DTYPE_NAMES.get(d_out.dtype, str(d_out.dtype))
+        config = _pick_config("bwd", shape, dtype, d_out.device, default_config("bwd", shape))
     blocks, options, programs = _programs_config("bwd", config, shape, d_out)
+    blocks = {**blocks, "BLOCK": config["BLOCK"]}  # upstream's name (its autotune list's)
     d_pos = _embedding_grad(d_out, pos_keys, pos_values, pos_embeddings.size(0), blocks, options,
                             programs)  # fmt: skip
     d_ts = _embedding_grad(d_out, ts_keys, ts_values, ts_embeddings.size(0), blocks, options,

@@ -4,7 +4,7 @@
 #
 # Ascend port of recsys-examples' Triton SiLU (NVIDIA/recsys-examples,
 # examples/hstu/ops/triton_ops/triton_silu.py, see README.md), written here: y = x * sigmoid(x)
-# over the flattened input, one block of BLOCK_SIZE elements per program (upstream's
+# over the flattened input, one block of x_block_size elements per program (upstream's
 # x_block_size), and its backward dx = dy * sigmoid(x) * (1 + x (1 - sigmoid(x))). Differences from
 # upstream: on an NPU at most 32768 programs, walking the blocks beyond that (an Ascend launch takes
 # at most 65535 blocks), SiLU as x / (1 + exp(-x)) (libdevice's fast_dividef is CUDA's), any
@@ -27,21 +27,21 @@ MAX_PROGRAMS = {"npu": 32768}
 
 @triton.jit
 def _silu_fwd_kernel(
-    Y, X, size, num_programs, PERSISTENT: tl.constexpr, BLOCK_SIZE: tl.constexpr,
+    Y, X, size, num_programs, PERSISTENT: tl.constexpr, x_block_size: tl.constexpr,
 ):  # fmt: skip
     """y = x / (1 + exp(-x)) in fp32 per block; with PERSISTENT (more blocks than programs) the
     blocks pid, pid + num_programs, ..."""
     if PERSISTENT:
-        for block in range(tl.program_id(0), tl.cdiv(size, BLOCK_SIZE), num_programs):
-            _silu_fwd_block(block, Y, X, size, BLOCK_SIZE)
+        for block in range(tl.program_id(0), tl.cdiv(size, x_block_size), num_programs):
+            _silu_fwd_block(block, Y, X, size, x_block_size)
     else:
-        _silu_fwd_block(tl.program_id(0), Y, X, size, BLOCK_SIZE)
+        _silu_fwd_block(tl.program_id(0), Y, X, size, x_block_size)
 
 
 @triton.jit
-def _silu_fwd_block(block, Y, X, size, BLOCK_SIZE: tl.constexpr):
-    start = tl.cast(block, tl.int64) * BLOCK_SIZE
-    cols = tl.arange(0, BLOCK_SIZE)
+def _silu_fwd_block(block, Y, X, size, x_block_size: tl.constexpr):
+    start = tl.cast(block, tl.int64) * x_block_size
+    cols = tl.arange(0, x_block_size)
     mask = cols < size - start
     x = tl.load(X + start + cols, mask=mask, other=0.0).to(tl.float32)
     y = x / (1.0 + tl.exp(-x))
@@ -50,20 +50,20 @@ def _silu_fwd_block(block, Y, X, size, BLOCK_SIZE: tl.constexpr):
 
 @triton.jit
 def _silu_bwd_kernel(
-    DX, DY, X, size, num_programs, PERSISTENT: tl.constexpr, BLOCK_SIZE: tl.constexpr,
+    DX, DY, X, size, num_programs, PERSISTENT: tl.constexpr, x_block_size: tl.constexpr,
 ):  # fmt: skip
     """dx = dy * s * (1 + x (1 - s)), s = sigmoid(x), in fp32 per block; blocks as the forward's."""
     if PERSISTENT:
-        for block in range(tl.program_id(0), tl.cdiv(size, BLOCK_SIZE), num_programs):
-            _silu_bwd_block(block, DX, DY, X, size, BLOCK_SIZE)
+        for block in range(tl.program_id(0), tl.cdiv(size, x_block_size), num_programs):
+            _silu_bwd_block(block, DX, DY, X, size, x_block_size)
     else:
-        _silu_bwd_block(tl.program_id(0), DX, DY, X, size, BLOCK_SIZE)
+        _silu_bwd_block(tl.program_id(0), DX, DY, X, size, x_block_size)
 
 
 @triton.jit
-def _silu_bwd_block(block, DX, DY, X, size, BLOCK_SIZE: tl.constexpr):
-    start = tl.cast(block, tl.int64) * BLOCK_SIZE
-    cols = tl.arange(0, BLOCK_SIZE)
+def _silu_bwd_block(block, DX, DY, X, size, x_block_size: tl.constexpr):
+    start = tl.cast(block, tl.int64) * x_block_size
+    cols = tl.arange(0, x_block_size)
     mask = cols < size - start
     dy = tl.load(DY + start + cols, mask=mask, other=0.0).to(tl.float32)
     x = tl.load(X + start + cols, mask=mask, other=0.0).to(tl.float32)
@@ -272,7 +272,7 @@ def default_config(kernel: str, shape: dict) -> dict:
     a timing on the GPU, not a rule."""
     if kernel not in ("fwd", "bwd"):
         raise ValueError(f"unknown kernel {kernel!r}; valid: fwd, bwd")
-    return {"BLOCK_SIZE": 256, "num_warps": 2}
+    return {"x_block_size": 256, "num_warps": 2}
 
 
 _FLOATS = (torch.float32, torch.float16, torch.bfloat16)
@@ -295,10 +295,16 @@ def _launch(kernel, fn, out, tensors, config):
         return
     width = out.shape[-1] if out.dim() else 1
     shape = {"N": size // width, "D": width}  # the case's [N, D]: rows of the last dimension
-    blocks, options = _configure(kernel, config, shape, out)
-    count = triton.cdiv(size, blocks["BLOCK_SIZE"])
+    if config is None:
+        dtype = _DTYPE_NAMES.get(out.dtype, str(out.dtype))
+        config = _pick_config(kernel, shape, dtype, out.device, default_config(kernel, shape))
+    _, options = _split_config(config, out.device)
+    block = config["x_block_size"]  # upstream's name (its autotune list's), no BLOCK_* constexpr
+    count = triton.cdiv(size, block)
     programs = min(count, MAX_PROGRAMS.get(out.device.type, count))
-    fn[(programs,)](out, *tensors, size, programs, PERSISTENT=programs < count, **blocks, **options)
+    fn[(programs,)](
+        out, *tensors, size, programs, PERSISTENT=programs < count, x_block_size=block, **options
+    )
 
 
 def silu_fwd(input, *, config=None, check=False):
