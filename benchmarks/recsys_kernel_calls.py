@@ -39,7 +39,16 @@ class GroupNormDx:
         self.n, self.h, self.d = case.shape["N"], case.shape["H"], case.shape["D"]
         self.ratio, self.training, self.seed = spec.dropout_ratio, spec.training, spec.seed
         _, self.mean, self.rstd = self.port.group_norm_mul_dropout_fwd(
-            self.x, self.u, self.w, self.b, spec.eps, self.ratio, self.training, self.seed
+            self.x,
+            self.u,
+            self.w,
+            self.b,
+            spec.eps,
+            self.ratio,
+            self.training,
+            num_heads=self.h,
+            linear_dim=self.d,
+            seed=self.seed,
         )
         self.bh, self.bd = triton.next_power_of_2(self.h), triton.next_power_of_2(self.d)
         self.warps = min(max(self.bh * self.bd // 256, 1), 8)  # upstream's

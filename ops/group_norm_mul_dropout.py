@@ -249,6 +249,10 @@ class GroupNormMulDropout(NormMulDropoutOp):
         """(N, D): the rows and the head width, which with the heads name the case."""
         return inputs["x"].size(0), inputs["x"].size(1) // inputs["weight"].numel()
 
+    def form(self, inputs: Tensors) -> dict[str, int]:
+        heads = inputs["weight"].numel()
+        return {"num_heads": heads, "linear_dim": inputs["x"].size(1) // heads}
+
     def upstream_args(self, inputs: Tensors) -> tuple:
         """GroupNormMulDropoutFunction.forward(x, u, weight, bias, eps, dropout_ratio, training,
         concat_ux, num_heads, linear_dim, seed)."""

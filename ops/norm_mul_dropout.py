@@ -166,6 +166,11 @@ class NormMulDropoutOp(NormOp):
         its config: the rows N (and the head width, for a GroupNorm)."""
         return (inputs["x"].size(0),)
 
+    def form(self, inputs: Tensors) -> dict[str, int]:
+        """Upstream's keyword arguments the port's forward takes besides the dropout's: none for
+        a LayerNorm (num_heads and linear_dim for a GroupNorm)."""
+        return {}
+
     def launchers(self):
         """The port's `<op>_fwd`, `<op>_bwd_dx` and `<op>_bwd_dw`, called alike by every op of
         the family, at the spec's eps, dropout ratio, training and seed."""
@@ -175,7 +180,10 @@ class NormMulDropoutOp(NormOp):
 
         def fwd(inputs: Tensors, config: Config | None) -> Tensors:
             x, u, w, b = (inputs[k] for k in ("x", "u", "weight", "bias"))
-            y, mean, rstd = fwd_(x, u, w, b, self.eps, *dropout, config=config)
+            y, mean, rstd = fwd_(
+                x, u, w, b, self.eps, self.dropout_ratio, self.training, seed=self.seed,
+                **self.form(inputs), config=config,
+            )  # fmt: skip
             return {"y": y, "mean": mean, "rstd": rstd}
 
         def bwd_dx(inputs: Tensors, config: Config | None) -> Tensors:

@@ -27,7 +27,7 @@ def test_without_silu_only_z_is_stored(port):
     x, w, b = (inputs()[k] for k in ("x", "weight", "bias"))
     z, y = port.addmm_fwd(x, w, b, silu=False)
     assert y is None and close(z, SPEC.reference(inputs())["z"])
-    z, y = port.addmm_fwd(x, w, b, silu=True, keep_z=False)
+    z, y = port.addmm_fwd(x, w, b, silu=True, keep_unfused_out=False)
     assert z is None and close(y, SPEC.reference(inputs())["y"])
 
 

@@ -20,9 +20,13 @@ UNFINISHED: dict[str, int] = {
     "jagged_jagged_elementwise": 1,
     "batched_dense_vec_jagged_2d_matmul": 1,
     "jagged_jagged_bmm_jagged_out": 3,
+    # issue 49's ops, not run on the H200 yet (the session's device time went to 51 and 52).
+    "silu": 8,
+    "add_position_embeddings": 8,
+    "add_timestamp_position_embeddings": 8,
 }
 #: Of those, the ops with no H200 frozen result at all.
-NOT_STARTED: set[str] = set()
+NOT_STARTED: set[str] = {"silu", "add_position_embeddings", "add_timestamp_position_embeddings"}
 
 
 @pytest.mark.parametrize("op", sorted(all_ops()))

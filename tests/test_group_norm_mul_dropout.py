@@ -57,10 +57,13 @@ def test_checked_inputs_say_what_is_wrong_in_one_line(port):
     x, u, w, b = (inputs()[k] for k in ("x", "u", "weight", "bias"))
     for args, message in (
         ((x, u[:, :5], w, b), "u must be"),
-        ((x, u, torch.ones(7), torch.ones(7)), "weight and bias must be"),
+        ((x, u, w, b[:1]), "weight and bias must be"),
     ):
         with pytest.raises(ValueError, match=message) as raised:
-            port.group_norm_mul_dropout_fwd(*args, SPEC.eps, 0.0, True, 1, check=True)
+            port.group_norm_mul_dropout_fwd(
+                *args, SPEC.eps, 0.0, True, num_heads=w.numel(),
+                linear_dim=x.size(1) // w.numel(), seed=1, check=True,
+            )  # fmt: skip
         assert "\n" not in str(raised.value)
 
 

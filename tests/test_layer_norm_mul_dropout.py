@@ -35,8 +35,9 @@ def test_a_u_of_strided_rows_is_read_in_place(port):
     walks = {"BLOCK_N": 16, "NUM_PROGRAMS": 4}
     for ratio in (0.0, 0.3):
         dropout = (ratio, True, 5)
-        want = port.layer_norm_mul_dropout_fwd(x, u, w, b, SPEC.eps, *dropout, config=walks)
-        have = port.layer_norm_mul_dropout_fwd(x, strided, w, b, SPEC.eps, *dropout, config=walks)
+        fwd = port.layer_norm_mul_dropout_fwd
+        want = fwd(x, u, w, b, SPEC.eps, ratio, True, seed=5, config=walks)
+        have = fwd(x, strided, w, b, SPEC.eps, ratio, True, seed=5, config=walks)
         assert all(torch.equal(h, t) for h, t in zip(have, want, strict=True))
         stats, call = want[1:], port.layer_norm_mul_dropout_bwd_dx
         want = call(dy, x, u, w, b, *stats, *dropout, config=walks)
@@ -51,7 +52,7 @@ def test_checked_inputs_say_what_is_wrong_in_one_line(port):
         ((x, u, w[:5], b), "weight and bias must be"),
     ):
         with pytest.raises(ValueError, match=message):
-            port.layer_norm_mul_dropout_fwd(*args, SPEC.eps, 0.0, True, 1, check=True)
+            port.layer_norm_mul_dropout_fwd(*args, SPEC.eps, 0.0, True, seed=1, check=True)
 
 
 def test_no_rows_give_empty_outputs(port):

@@ -399,19 +399,45 @@ def _check_inputs(x, w, bias):
         raise ValueError("x, w and bias must share one dtype")
 
 
-def addmm_fwd(x, w, bias, silu=False, keep_z=True, allow_tf32=False, *, config=None, check=False):
-    """(z, silu(z)) for z = x @ w + bias in x's dtype: silu(z) None without `silu`, z None with
-    `silu` and not `keep_z` (upstream's triton_addmm_silu_fwd without its out= buffers)."""
+def _buffers(x, t, silu, keep_z, out, silu_out):
+    """(z, silu(z)) to write: upstream's `out` and `silu_out` where given, else new [N, T]
+    tensors; None for what is not stored. A given buffer must be a contiguous [N, T] tensor of
+    x's dtype (z and silu(z) share strides in the kernel), and `out` is refused where z is not
+    stored (upstream returns it unwritten): every mode."""
+    shape = (x.size(0), t)
+    for name, given in (("out", out), ("silu_out", silu_out)):
+        if given is not None and (
+            tuple(given.shape) != shape or given.dtype != x.dtype or not given.is_contiguous()
+        ):
+            raise ValueError(f"{name} must be a contiguous {list(shape)} tensor of {x.dtype}")
+    if out is not None and not keep_z:
+        raise ValueError("out is given but z is not kept (silu and keep_unfused_out=False)")
+    z = (out if out is not None else x.new_empty(shape)) if keep_z else None
+    silu_z = (silu_out if silu_out is not None else x.new_empty(shape)) if silu else None
+    return z, silu_z
+
+
+def addmm_fwd(
+    x, w, y, silu=False, keep_unfused_out=True, out=None, silu_out=None, *, allow_tf32=False,
+    config=None, check=False,
+):  # fmt: skip
+    """(z, silu(z)) for z = x @ w + y in x's dtype, `y` the bias ([T] or [N, T]; upstream's
+    triton_addmm_silu_fwd, its every argument): silu(z) None without `silu`, z None with `silu`
+    and not `keep_unfused_out` (upstream returns an unwritten tensor there); written into `out`
+    and `silu_out` where given. `allow_tf32`: tl.dot's TF32 (HF32 on an NPU), upstream's
+    torch.backends.cuda.matmul.allow_tf32."""
     if _checked(check):
-        _check_inputs(x, w, bias)
+        _check_inputs(x, w, y)
     n, d = x.shape
     t = w.size(1)
     blocks, options, group = _launch_config(config, {"N": n, "D": d, "T": t}, x)
-    keep_z = keep_z or not silu
-    z = torch.empty(n, t, dtype=x.dtype, device=x.device) if keep_z else None
-    y = torch.empty(n, t, dtype=x.dtype, device=x.device) if silu else None
+    keep_z = keep_unfused_out or not silu
+    z, silu_z = _buffers(x, t, silu, keep_z, out, silu_out)
     if n == 0 or t == 0:
-        return z, y
+        return z, silu_z
+    # The launch names what it reads and writes as before upstream's argument names came in (its
+    # text keys the studies of the frozen configs): bias is upstream's y, out what is stored.
+    bias, y = y, silu_z
     out = z if z is not None else y
     broadcast = bias.dim() == 1
     tiles = triton.cdiv(n, blocks["BLOCK_M"]) * triton.cdiv(t, blocks["BLOCK_N"])
@@ -426,23 +452,27 @@ def addmm_fwd(x, w, bias, silu=False, keep_z=True, allow_tf32=False, *, config=N
     return z, y
 
 
-def addmm_bwd(x, w, z, dout, bias_1d, silu=False):
-    """(dx, dw, dbias) in torch, as upstream's backward: dz = silu'(z) * dout (with `silu`, z as
-    the forward stored it), dx = dz w^T, dw = x^T dz, dbias = dz summed over the rows for a [T]
-    bias (else dz)."""
-    dz = torch.ops.aten.silu_backward(dout, z) if silu else dout
-    return torch.mm(dz, w.t()), torch.mm(x.t(), dz), dz.sum(0) if bias_1d else dz
+def addmm_bwd(x, w, z, grad_output, is_y_1d, silu=False, wgrad_stream=None, wgrad_event=None):
+    """(dx, dw, dbias) in torch, as upstream's triton_addmm_silu_bwd: dz = silu'(z) * grad_output
+    (with `silu`, z as the forward stored it), dx = dz w^T, dw = x^T dz, dbias = dz summed over
+    the rows for a [T] bias (`is_y_1d`, else dz). Upstream's second stream for dw
+    (`wgrad_stream`, `wgrad_event`) is refused in every mode: dw runs on the current stream."""
+    if wgrad_stream is not None or wgrad_event is not None:
+        raise ValueError("wgrad_stream and wgrad_event are not ported (dw on the current stream)")
+    dz = torch.ops.aten.silu_backward(grad_output, z) if silu else grad_output
+    return torch.mm(dz, w.t()), torch.mm(x.t(), dz), dz.sum(0) if is_y_1d else dz
 
 
 class AddmmFunction(torch.autograd.Function):
-    """Autograd of the port: z = x @ w + bias, silu(z) with `silu` (upstream's _AddMmFunction)."""
+    """Autograd of the port: z = x @ w + y (the bias), silu(z) with `silu` (upstream's
+    _AddMmFunction)."""
 
     @staticmethod
-    def forward(ctx, x, w, bias, silu):
-        z, y = addmm_fwd(x, w, bias, silu)
+    def forward(ctx, x, w, y, silu):
+        z, silu_z = addmm_fwd(x, w, y, silu)
         ctx.save_for_backward(x, w, z if silu else None)
-        ctx.bias_1d, ctx.silu = bias.dim() == 1, silu
-        return y if silu else z
+        ctx.bias_1d, ctx.silu = y.dim() == 1, silu
+        return silu_z if silu else z
 
     @staticmethod
     def backward(ctx, dout):

@@ -483,6 +483,25 @@ def _check_rows(x, u, weight, bias):
         )
 
 
+def _unported(concat_ux=False, compute_y=False, group_norm=True):
+    """A ValueError (one line, every mode) for upstream's forms not ported."""
+    if concat_ux:
+        raise ValueError("concat_ux is not ported (HSTU calls it with concat_ux=False)")
+    if compute_y:
+        raise ValueError("compute_y is not ported: the forward's y is kept, not recomputed")
+    if not group_norm:
+        raise ValueError("group_norm=False is the op layer_norm_mul_dropout, another port")
+
+
+def _check_heads(x, weight, num_heads, linear_dim):
+    """Upstream's num_heads and linear_dim agree with weight [H] and x [N, H * D]: every mode."""
+    if weight.numel() != num_heads or x.size(-1) != num_heads * linear_dim:
+        raise ValueError(
+            f"x [N, num_heads * linear_dim] = [N, {num_heads} * {linear_dim}] and weight "
+            f"[num_heads], got {tuple(x.shape)} and {tuple(weight.shape)}"
+        )
+
+
 def _random_seed(seed):
     """Upstream's draw when no seed is given: an int64 below 2**62."""
     if seed is None:
@@ -491,10 +510,17 @@ def _random_seed(seed):
 
 
 def group_norm_mul_dropout_fwd(
-    x, u, weight, bias, eps, dropout_ratio, training, seed, *, config=None, check=False
-):
-    """(y, mean, rstd): y in x's dtype; the fp32 statistics of each (row, head), [N * H]. The
-    heads are weight.numel()."""
+    x, u, weight, bias, eps, dropout_ratio, training, concat_ux=False, num_heads=1,
+    linear_dim=-1, seed=None, *, config=None, check=False,
+):  # fmt: skip
+    """(y, mean, rstd): y in x's dtype; the fp32 statistics of each (row, head), [N * H]
+    (upstream's triton_group_norm_mul_dropout_fwd, less its BLOCK_D, BLOCK_H, num_warps and
+    seed). The seed must be given: the backward draws the mask again from it (upstream returns
+    the one it drew)."""
+    _unported(concat_ux)
+    _check_heads(x, weight, num_heads, linear_dim)
+    if seed is None:
+        raise ValueError("group_norm_mul_dropout_fwd needs the seed the backward will draw from")
     if _checked(check):
         _check_rows(x, u, weight, bias)
     x, u = x.contiguous(), u.contiguous()
@@ -570,6 +596,30 @@ def group_norm_mul_dropout_bwd_dw(dw_partial, db_partial, rows, linear_dim, dtyp
     return dw, db
 
 
+def group_norm_mul_dropout_bwd(
+    dy, x, u, weight, bias, mean, rstd, BLOCK_D, BLOCK_H, num_warps, eps, training,
+    dropout_ratio, seed=None, concat_ux=False, num_heads=1, linear_dim=-1, compute_y=False,
+    *, configs=None,
+):  # fmt: skip
+    """(dx, du, dweight, dbias, None), upstream's triton_group_norm_mul_dropout_bwd. Upstream's
+    BLOCK_D, BLOCK_H and num_warps (what its forward returned) are taken and not used: the launch
+    configs are the frozen ones (`configs`: kernel -> config, else picked per case); eps is not
+    read by the backward. concat_ux and compute_y are refused (not ported), a missing seed too."""
+    _unported(concat_ux, compute_y)
+    _check_heads(x, weight, num_heads, linear_dim)
+    if seed is None:
+        raise ValueError("group_norm_mul_dropout_bwd needs the seed the forward drew from")
+    configs = configs or {}
+    dx, du, dw, db = group_norm_mul_dropout_bwd_dx(
+        dy, x, u, weight, bias, mean, rstd, dropout_ratio, training, seed,
+        config=configs.get("bwd_dx"),
+    )  # fmt: skip
+    dweight, dbias = group_norm_mul_dropout_bwd_dw(
+        dw, db, x.size(0), linear_dim, weight.dtype, config=configs.get("bwd_dw")
+    )
+    return dx, du, dweight, dbias, None
+
+
 class GroupNormMulDropoutFunction(torch.autograd.Function):
     """Autograd of the port, with upstream's forward arguments (concat_ux is not ported)."""
 
@@ -578,17 +628,11 @@ class GroupNormMulDropoutFunction(torch.autograd.Function):
         ctx, x, u, weight, bias, eps, dropout_ratio, training, concat_ux=False, num_heads=1,
         linear_dim=-1, seed=None,
     ):  # fmt: skip
-        if concat_ux:
-            raise ValueError("concat_ux is not ported (HSTU calls it with concat_ux=False)")
-        if weight.numel() != num_heads or x.size(1) != num_heads * linear_dim:
-            raise ValueError(
-                f"x [N, num_heads * linear_dim] = [N, {num_heads} * {linear_dim}] and weight "
-                f"[num_heads], got {tuple(x.shape)} and {tuple(weight.shape)}"
-            )
         seed = _random_seed(seed)
         y, mean, rstd = group_norm_mul_dropout_fwd(
-            x, u, weight, bias, eps, dropout_ratio, training, seed
-        )
+            x, u, weight, bias, eps, dropout_ratio, training, concat_ux, num_heads, linear_dim,
+            seed,
+        )  # fmt: skip
         ctx.save_for_backward(x, u, weight, bias, mean, rstd)
         ctx.dropout = (dropout_ratio, training, seed)
         ctx.linear_dim = linear_dim
@@ -607,9 +651,12 @@ class GroupNormMulDropoutFunction(torch.autograd.Function):
 
 
 def group_norm_mul_dropout(
-    x, u, weight, bias, eps, dropout_ratio, training, num_heads, linear_dim, seed=None
-):
-    """y = dropout(GN(x) * u), upstream's triton_norm_mul_dropout with group_norm=True."""
+    x, u, weight, bias, eps, dropout_ratio, training, concat_ux=False, group_norm=True,
+    num_heads=1, linear_dim=-1, seed=None,
+):  # fmt: skip
+    """y = dropout(GN(x) * u): upstream's triton_norm_mul_dropout, its every argument; group_norm
+    defaults to True here, the form this port is (False is refused: another port)."""
+    _unported(concat_ux, group_norm=group_norm)
     return GroupNormMulDropoutFunction.apply(
         x, u, weight, bias, eps, dropout_ratio, training, False, num_heads, linear_dim, seed
     )

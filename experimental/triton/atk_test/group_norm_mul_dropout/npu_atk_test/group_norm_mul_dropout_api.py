@@ -27,7 +27,13 @@ class GroupNormMulDropoutApi(BaseApi):
         heads = weight.numel()
         leaves = tuple(t.detach().requires_grad_() for t in (x, u, weight, bias))
         y = kernel.group_norm_mul_dropout(
-            *leaves, SPEC.eps, SPEC.dropout_ratio, True, heads, x.size(1) // heads, SPEC.seed
+            *leaves,
+            SPEC.eps,
+            SPEC.dropout_ratio,
+            True,
+            num_heads=heads,
+            linear_dim=x.size(1) // heads,
+            seed=SPEC.seed,
         )
         grads = torch.autograd.grad(y, leaves, dy)
         return (y.detach(), *grads)

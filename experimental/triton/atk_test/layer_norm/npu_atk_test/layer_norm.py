@@ -50,9 +50,12 @@ def _layer_norm_fwd_kernel(
 
 @triton.jit
 def _layer_norm_bwd_dx_kernel(
-    DX, DY, X, W, Mean, Rstd, DW_PARTIAL, DB_PARTIAL, N, D, stride_dx, stride_dy, stride_x,
-    BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
+    DX, DY, X, W, Mean, Rstd, DW_PARTIAL, DB_PARTIAL, DX_ACC, N, D, stride_dx, stride_dy,
+    stride_x, stride_acc, DGRAD_ACCUM: tl.constexpr, BLOCK_N: tl.constexpr,
+    BLOCK_D: tl.constexpr,
 ):  # fmt: skip
+    """dx per row, plus DX_ACC's row in fp32 before the store with DGRAD_ACCUM (upstream's
+    dx_accumulate, the residual's gradient); the partial dw and db sums of the program."""
     pid = tl.program_id(0)
     cols = tl.arange(0, BLOCK_D)
     col_mask = cols < D
@@ -74,6 +77,11 @@ def _layer_norm_bwd_dx_kernel(
         c1 = tl.sum(xhat * wdy, axis=1) / D
         c2 = tl.sum(wdy, axis=1) / D
         dx = (wdy - (xhat * c1[:, None] + c2[:, None])) * rstd[:, None]
+        if DGRAD_ACCUM:
+            acc = tl.load(
+                DX_ACC + rows64[:, None] * stride_acc + cols[None, :], mask=mask, other=0.0
+            )
+            dx += acc.to(tl.float32)
         tl.store(
             DX + rows64[:, None] * stride_dx + cols[None, :], dx.to(DX.dtype.element_ty), mask=mask
         )
@@ -408,6 +416,21 @@ def _row_block(d):
     return triton.next_power_of_2(d)
 
 
+def _affine(weight, bias, x):
+    """(weight, bias) for the kernels: those given, or for neither (upstream's LayerNorm without
+    a learnable affine) ones and zeros, which leave xhat as it is (x * 1 + 0 is exact in fp32).
+    Always a ValueError for one without the other, as upstream's assert."""
+    if (weight is None) != (bias is None):
+        raise ValueError("weight and bias are given together or not at all (upstream's too)")
+    if weight is not None:
+        return weight, bias
+    return _ones(x), torch.zeros(x.size(-1), dtype=torch.float32, device=x.device)
+
+
+def _ones(x):
+    return torch.ones(x.size(-1), dtype=torch.float32, device=x.device)
+
+
 def _check_rows(x, *vectors):
     if x.dim() != 2:
         raise ValueError(f"x must be [N, D], got {tuple(x.shape)}")
@@ -418,8 +441,14 @@ def _check_rows(x, *vectors):
         raise ValueError(f"D={x.size(1)} is over a 64 KiB row (upstream's limit too)")
 
 
-def layer_norm_fwd(x, weight, bias, eps, *, config=None, check=False):
-    """(y, mean, rstd): y in x's dtype, the fp32 row statistics the backward reads."""
+def layer_norm_fwd(x, weight, bias, eps, mean=None, rstd=None, *, config=None, check=False):
+    """(y, mean, rstd): y in x's dtype, the fp32 row statistics the backward reads (upstream's
+    triton_weighted_layer_norm_fwd, less its BLOCK_D and num_warps). weight and bias may both be
+    None (no affine). Statistics given to normalise with (upstream's `mean` and `rstd`, for
+    inference) are refused in every mode."""
+    if mean is not None or rstd is not None:
+        raise ValueError("layer_norm_fwd: given mean and rstd are not ported (it computes them)")
+    weight, bias = _affine(weight, bias, x)
     if _checked(check):
         _check_rows(x, weight, bias)
     x = x.contiguous()
@@ -438,9 +467,14 @@ def layer_norm_fwd(x, weight, bias, eps, *, config=None, check=False):
     return y, mean, rstd
 
 
-def layer_norm_bwd_dx(dy, x, weight, mean, rstd, *, config=None):
-    """(dx, dw partial rows, db partial rows): one fp32 [D] row of each per program."""
+def layer_norm_bwd_dx(dy, x, weight, mean, rstd, dx_accumulate=None, *, config=None):
+    """(dx, dw partial rows, db partial rows): one fp32 [D] row of each per program; dx plus
+    `dx_accumulate` (a [N, D] tensor, upstream's) where given. weight None: no affine."""
     x, dy = x.contiguous(), dy.contiguous()
+    weight = _ones(x) if weight is None else weight
+    acc = dx_accumulate
+    if acc is not None and (acc.shape != x.shape or acc.stride(-1) != 1):
+        raise ValueError(f"dx_accumulate must be [N, D] = {list(x.shape)} with contiguous rows")
     n, d = x.shape
     blocks, options, programs = _launch_config("bwd_dx", config, {"N": n, "D": d}, x)
     programs = max(1, min(programs, triton.cdiv(n, blocks["BLOCK_N"])))
@@ -450,8 +484,9 @@ def layer_norm_bwd_dx(dy, x, weight, mean, rstd, *, config=None):
     if n == 0:
         return dx, dw, db
     _layer_norm_bwd_dx_kernel[(programs,)](
-        dx, dy, x, weight, mean, rstd, dw, db, n, d, dx.stride(0), dy.stride(0), x.stride(0),
-        BLOCK_D=_row_block(d), **blocks, **options,
+        dx, dy, x, weight, mean, rstd, dw, db, dx if acc is None else acc, n, d, dx.stride(0),
+        dy.stride(0), x.stride(0), 0 if acc is None else acc.stride(0),
+        DGRAD_ACCUM=acc is not None, BLOCK_D=_row_block(d), **blocks, **options,
     )  # fmt: skip
     return dx, dw, db
 
@@ -468,22 +503,53 @@ def layer_norm_bwd_dw(dw_partial, db_partial, rows, dtype, *, config=None):
     return dw, db
 
 
+def layer_norm_bwd(
+    dy, x, weight, bias, mean, rstd, learnable, eps, BLOCK_D, num_warps, dx_accumulate=None,
+    wait_event=None, *, configs=None,
+):  # fmt: skip
+    """(dx, dweight, dbias), upstream's triton_weighted_layer_norm_bwd: with `learnable` the
+    weight's and bias's gradients, else (None, None) and the norm without its affine (upstream
+    reads no weight then); dx plus `dx_accumulate` where given (upstream drops it without
+    `learnable`). `wait_event` is waited on before the kernels; upstream's BLOCK_D and num_warps
+    (what its forward returned) are taken and not used: the launch configs are the frozen ones
+    (`configs`: kernel -> config, else picked per case). eps is not read by the backward."""
+    if learnable and (weight is None or bias is None):
+        raise ValueError("layer_norm_bwd: learnable needs the weight and the bias")
+    if wait_event is not None:
+        wait_event.wait()
+    configs = configs or {}
+    dx, dw, db = layer_norm_bwd_dx(
+        dy, x, weight if learnable else None, mean, rstd, dx_accumulate,
+        config=configs.get("bwd_dx"),
+    )  # fmt: skip
+    if not learnable:
+        return dx, None, None
+    dweight, dbias = layer_norm_bwd_dw(
+        dw, db, x.size(0), weight.dtype, config=configs.get("bwd_dw")
+    )
+    return dx, dweight, dbias
+
+
 class LayerNormFunction(torch.autograd.Function):
-    """Autograd of the port, the call upstream's triton_layer_norm(x, weight, bias, eps) makes."""
+    """Autograd of the port, the call upstream's triton_layer_norm(x, weight, bias, eps) makes;
+    weight and bias both None: the norm without an affine, and no gradients for them."""
 
     @staticmethod
     def forward(ctx, x, weight, bias, eps):
         y, mean, rstd = layer_norm_fwd(x, weight, bias, eps)
-        ctx.save_for_backward(x, weight, mean, rstd)
+        ctx.save_for_backward(x, weight, bias, mean, rstd)
+        ctx.learnable = weight is not None
         return y
 
     @staticmethod
     def backward(ctx, dy):
-        x, weight, mean, rstd = ctx.saved_tensors
-        dx, dw, db = layer_norm_bwd_dx(dy, x, weight, mean, rstd)
-        dweight, dbias = layer_norm_bwd_dw(dw, db, x.size(0), weight.dtype)
+        x, weight, bias, mean, rstd = ctx.saved_tensors
+        dx, dweight, dbias = layer_norm_bwd(
+            dy, x, weight, bias, mean, rstd, ctx.learnable, None, None, None
+        )
         return dx, dweight, dbias, None
 
 
 def layer_norm(x, weight, bias, eps):
+    """Upstream's triton_layer_norm(x, weight, bias, eps): weight and bias optional (both)."""
     return LayerNormFunction.apply(x, weight, bias, eps)

@@ -429,16 +429,36 @@ def _row_block(d):
     return triton.next_power_of_2(d)
 
 
-def _rows(t):
-    """A [N, D] tensor whose columns are contiguous (a strided row slice stays a view)."""
-    return t if t.stride(-1) == 1 else t.contiguous()
+def _rows(t, n, d):
+    """`t` as [N, D] rows whose columns are contiguous: a strided row slice stays a view; a 3-D u
+    [N, heads, dim] (upstream's HSTU layout) is viewed as [N, heads * dim] where its heads are
+    contiguous, else copied (sliced from a wider tensor, its heads are not one row)."""
+    rows = t.reshape(n, d)
+    return rows if rows.stride(-1) == 1 else rows.contiguous()
+
+
+def _check_u(x, u):
+    """u is [N, D], or [N, heads, dim] with heads * dim = D (upstream's U_IS_3D): every mode."""
+    n, d = x.shape
+    if not (u.dim() in (2, 3) and u.size(0) == n and math.prod(u.shape[1:]) == d):
+        raise ValueError(
+            f"u must be [N, D] = {[n, d]} or [N, heads, D / heads], got {tuple(u.shape)}"
+        )
+
+
+def _unported(concat_ux=False, compute_y=False, group_norm=False):
+    """A ValueError (one line, every mode) for upstream's forms not ported."""
+    if concat_ux:
+        raise ValueError("concat_ux is not ported (HSTU calls it with concat_ux=False)")
+    if compute_y:
+        raise ValueError("compute_y is not ported: the forward's y is kept, not recomputed")
+    if group_norm:
+        raise ValueError("group_norm=True is the op group_norm_mul_dropout, another port")
 
 
 def _check_rows(x, u, *vectors):
     if x.dim() != 2:
         raise ValueError(f"x must be [N, D], got {tuple(x.shape)}")
-    if tuple(u.shape) != tuple(x.shape):
-        raise ValueError(f"u must be [N, D] = {list(x.shape)}, got {tuple(u.shape)}")
     for v in vectors:
         if v.dim() != 1 or v.numel() != x.size(1):
             raise ValueError(f"weight and bias must be [D] = [{x.size(1)}], got {tuple(v.shape)}")
@@ -454,14 +474,21 @@ def _random_seed(seed):
 
 
 def layer_norm_mul_dropout_fwd(
-    x, u, weight, bias, eps, dropout_ratio, training, seed, *, config=None, check=False
-):
-    """(y, mean, rstd): y in x's dtype, the fp32 row statistics the backward reads. u may be a
-    strided row slice (HSTU's u of the fused uvqk projection)."""
+    x, u, weight, bias, eps, dropout_ratio, training, concat_ux=False, seed=None, *, config=None,
+    check=False,
+):  # fmt: skip
+    """(y, mean, rstd): y in x's dtype, the fp32 row statistics the backward reads (upstream's
+    triton_layer_norm_mul_dropout_fwd, less its BLOCK_D, num_warps and seed). u may be a strided
+    row slice (HSTU's u of the fused uvqk projection) or [N, heads, dim]. The seed must be
+    given: the backward draws the mask again from it (upstream returns the one it drew)."""
+    _unported(concat_ux)
+    if seed is None:
+        raise ValueError("layer_norm_mul_dropout_fwd needs the seed the backward will draw from")
+    _check_u(x, u)
     if _checked(check):
         _check_rows(x, u, weight, bias)
-    x, u = x.contiguous(), _rows(u)
     n, d = x.shape
+    x, u = x.contiguous(), _rows(u, n, d)
     blocks, options, programs = _launch_config("fwd", config, {"N": n, "D": d}, x)
     y = torch.empty_like(x)
     mean = torch.empty(n, dtype=torch.float32, device=x.device)
@@ -479,10 +506,12 @@ def layer_norm_mul_dropout_fwd(
 def layer_norm_mul_dropout_bwd_dx(
     dy, x, u, weight, bias, mean, rstd, dropout_ratio, training, seed, *, config=None
 ):
-    """(dx, du, dw partial rows, db partial rows): one fp32 [D] row of each per program; the
-    dropout mask drawn again from `seed`, as the forward drew it."""
-    x, u, dy = x.contiguous(), _rows(u), dy.contiguous()
+    """(dx, du, dw partial rows, db partial rows): one fp32 [D] row of each per program, du in
+    u's shape; the dropout mask drawn again from `seed`, as the forward drew it."""
+    _check_u(x, u)
+    u_shape = u.shape
     n, d = x.shape
+    x, u, dy = x.contiguous(), _rows(u, n, d), dy.contiguous()
     blocks, options, programs = _launch_config("bwd_dx", config, {"N": n, "D": d}, x)
     programs = max(1, min(programs, triton.cdiv(n, blocks["BLOCK_N"])))
     dx = torch.empty_like(x)
@@ -490,13 +519,13 @@ def layer_norm_mul_dropout_bwd_dx(
     dw = torch.zeros(programs, d, dtype=torch.float32, device=x.device)
     db = torch.zeros(programs, d, dtype=torch.float32, device=x.device)
     if n == 0:
-        return dx, du, dw, db
+        return dx, du.view(u_shape), dw, db
     _ln_mul_dropout_bwd_dx_du_kernel[(programs,)](
         dx, du, dy, x, u, weight, bias, mean, rstd, dw, db, n, d, seed, dropout_ratio,
         dx.stride(0), du.stride(0), dy.stride(0), x.stride(0), u.stride(0),
         BLOCK_D=_row_block(d), TRAINING=training, **blocks, **options,
     )  # fmt: skip
-    return dx, du, dw, db
+    return dx, du.view(u_shape), dw, db
 
 
 def layer_norm_mul_dropout_bwd_dw(dw_partial, db_partial, rows, dtype, *, config=None):
@@ -511,16 +540,42 @@ def layer_norm_mul_dropout_bwd_dw(dw_partial, db_partial, rows, dtype, *, config
     return dw, db
 
 
+def layer_norm_mul_dropout_bwd(
+    dy, x, u, weight, bias, mean, rstd, BLOCK_D, num_warps, eps, training, dropout_ratio,
+    seed=None, concat_ux=False, compute_y=False, wait_event=None, du=None, *, configs=None,
+):  # fmt: skip
+    """(dx, du, dweight, dbias, None), upstream's triton_layer_norm_mul_dropout_bwd: du written
+    into the given `du` where there is one; `wait_event` waited on before the kernels. Upstream's
+    BLOCK_D and num_warps (what its forward returned) are taken and not used: the launch configs
+    are the frozen ones (`configs`: kernel -> config, else picked per case); eps is not read by
+    the backward. concat_ux and compute_y are refused (not ported), a missing seed too."""
+    _unported(concat_ux, compute_y)
+    if seed is None:
+        raise ValueError("layer_norm_mul_dropout_bwd needs the seed the forward drew from")
+    if du is not None and (du.shape != u.shape or du.dtype != u.dtype):
+        raise ValueError(f"du must be u's shape {tuple(u.shape)} and dtype {u.dtype}")
+    if wait_event is not None:
+        wait_event.wait()
+    configs = configs or {}
+    dx, du_, dw, db = layer_norm_mul_dropout_bwd_dx(
+        dy, x, u, weight, bias, mean, rstd, dropout_ratio, training, seed,
+        config=configs.get("bwd_dx"),
+    )  # fmt: skip
+    dweight, dbias = layer_norm_mul_dropout_bwd_dw(
+        dw, db, x.size(0), weight.dtype, config=configs.get("bwd_dw")
+    )
+    return dx, du_ if du is None else du.copy_(du_), dweight, dbias, None
+
+
 class LayerNormMulDropoutFunction(torch.autograd.Function):
     """Autograd of the port, with upstream's forward arguments (concat_ux is not ported)."""
 
     @staticmethod
     def forward(ctx, x, u, weight, bias, eps, dropout_ratio, training, concat_ux=False, seed=None):
-        if concat_ux:
-            raise ValueError("concat_ux is not ported (HSTU calls it with concat_ux=False)")
+        _unported(concat_ux)
         seed = _random_seed(seed)
         y, mean, rstd = layer_norm_mul_dropout_fwd(
-            x, u, weight, bias, eps, dropout_ratio, training, seed
+            x, u, weight, bias, eps, dropout_ratio, training, seed=seed
         )
         ctx.save_for_backward(x, u, weight, bias, mean, rstd)
         ctx.dropout = (dropout_ratio, training, seed)
@@ -536,8 +591,13 @@ class LayerNormMulDropoutFunction(torch.autograd.Function):
         return dx, du, dweight, dbias, None, None, None, None, None
 
 
-def layer_norm_mul_dropout(x, u, weight, bias, eps, dropout_ratio, training, seed=None):
-    """y = dropout(LN(x) * u), upstream's triton_norm_mul_dropout with group_norm=False."""
+def layer_norm_mul_dropout(
+    x, u, weight, bias, eps, dropout_ratio, training, concat_ux=False, group_norm=False,
+    num_heads=1, linear_dim=-1, seed=None,
+):  # fmt: skip
+    """y = dropout(LN(x) * u): upstream's triton_norm_mul_dropout, its every argument, with
+    group_norm=False (its num_heads and linear_dim unread there, as upstream's)."""
+    _unported(concat_ux, group_norm=group_norm)
     return LayerNormMulDropoutFunction.apply(
         x, u, weight, bias, eps, dropout_ratio, training, False, seed
     )

@@ -25,6 +25,8 @@ class LayerNormMulDropoutApi(BaseApi):
     def __call__(self, input_data, with_output=False):
         x, u, weight, bias, dy = input_data.args[:5]
         leaves = tuple(t.detach().requires_grad_() for t in (x, u, weight, bias))
-        y = kernel.layer_norm_mul_dropout(*leaves, SPEC.eps, SPEC.dropout_ratio, True, SPEC.seed)
+        y = kernel.layer_norm_mul_dropout(
+            *leaves, SPEC.eps, SPEC.dropout_ratio, True, seed=SPEC.seed
+        )
         grads = torch.autograd.grad(y, leaves, dy)
         return (y.detach(), *grads)

@@ -412,7 +412,10 @@ def _check_rows(x, weight):
 
 
 def rms_norm_fwd(x, weight, eps, *, config=None, check=False):
-    """(y, rstd): y in x's dtype, the fp32 row statistic the backward reads."""
+    """(y, rstd): y in x's dtype, the fp32 row statistic the backward reads. A weight of None
+    (triton_rms_norm's Optional; its RMSNormFunction asserts one) is refused in every mode."""
+    if weight is None:
+        raise ValueError("rms_norm needs a weight (upstream's RMSNormFunction asserts one too)")
     if _checked(check):
         _check_rows(x, weight)
     x = x.contiguous()
@@ -475,4 +478,5 @@ class RMSNormFunction(torch.autograd.Function):
 
 
 def rms_norm(x, weight, eps):
+    """Upstream's triton_rms_norm(x, weight, eps)."""
     return RMSNormFunction.apply(x, weight, eps)

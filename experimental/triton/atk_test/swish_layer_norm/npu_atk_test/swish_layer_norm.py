@@ -423,7 +423,13 @@ def _check_rows(x, *vectors):
 
 
 def swish_layer_norm_fwd(x, weight, bias, eps, *, config=None, check=False):
-    """(y, mean, rstd): y in x's dtype, the fp32 row statistics the backward reads."""
+    """(y, mean, rstd): y in x's dtype, the fp32 row statistics the backward reads. A weight or
+    bias of None (triton_swish_layer_norm's Optional; its SwishLayerNormFunction asserts both)
+    is refused in every mode."""
+    if weight is None or bias is None:
+        raise ValueError(
+            "swish_layer_norm needs a weight and a bias (upstream's SwishLayerNormFunction asserts both)"
+        )
     if _checked(check):
         _check_rows(x, weight, bias)
     x = x.contiguous()
@@ -490,4 +496,5 @@ class SwishLayerNormFunction(torch.autograd.Function):
 
 
 def swish_layer_norm(x, weight, bias, eps):
+    """Upstream's triton_swish_layer_norm(x, weight, bias, eps)."""
     return SwishLayerNormFunction.apply(x, weight, bias, eps)

@@ -1,0 +1,17 @@
+# Copyright (c) 2026 The autotune authors.
+# Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+# in compliance with the License. You may obtain a copy at http://www.apache.org/licenses/LICENSE-2.0
+#
+# The upstream kernels, unmodified: NVIDIA/recsys-examples' own module
+# (examples/hstu/ops/triton_ops/triton_position.py), read from the local checkout that AUTOTUNE_RECSYS_EXAMPLES names, of
+# commit 43465aeabf61515e28d74cbb5234ff7c627dcc19. The loader checks the file's sha256 (and that of the
+# commons module it imports) against the pin. Nothing of upstream is copied into this repository.
+"""Upstream add_timestamp_position_embeddings (GPU side): the functions ATK's GPU server calls."""
+
+from ops.add_timestamp_position_embeddings import SPEC
+
+_upstream = SPEC.upstream.load()
+triton_add_timestamp_positional_embeddings = _upstream.triton_add_timestamp_positional_embeddings
+_AddTimestampPositionEmbeddingsFunction = _upstream._AddTimestampPositionEmbeddingsFunction
+_add_timestamp_position_embeddings_kernel = _upstream._add_timestamp_position_embeddings_kernel
+_add_embeddings_bwd_kernel = _upstream._add_embeddings_bwd_kernel

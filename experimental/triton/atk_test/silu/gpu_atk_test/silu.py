@@ -1,0 +1,18 @@
+# Copyright (c) 2026 The autotune authors.
+# Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+# in compliance with the License. You may obtain a copy at http://www.apache.org/licenses/LICENSE-2.0
+#
+# The upstream kernels, unmodified: NVIDIA/recsys-examples' own module
+# (examples/hstu/ops/triton_ops/triton_silu.py), read from the local checkout that AUTOTUNE_RECSYS_EXAMPLES names, of
+# commit 43465aeabf61515e28d74cbb5234ff7c627dcc19. The loader checks the file's sha256 (and that of the
+# commons module it imports) against the pin. Nothing of upstream is copied into this repository.
+"""Upstream silu (GPU side): the functions ATK's GPU server calls."""
+
+from ops.silu import SPEC
+
+_upstream = SPEC.upstream.load()
+triton_silu = _upstream.triton_silu
+triton_silu_fwd = _upstream.triton_silu_fwd
+triton_silu_bwd = _upstream.triton_silu_bwd
+_silu_forward = _upstream._silu_forward
+_silu_backward = _upstream._silu_backward

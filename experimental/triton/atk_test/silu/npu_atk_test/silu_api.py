@@ -1,0 +1,21 @@
+# Copyright (c) 2026 The autotune authors.
+# Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+# in compliance with the License. You may obtain a copy at http://www.apache.org/licenses/LICENSE-2.0
+"""ATK custom API of silu (NPU side): calls the port beside this file."""
+
+import os
+import sys
+
+from autotuner.atk.compat import BaseApi, register  # ATK's classes, or stand-ins without ATK
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import silu as kernel  # noqa: E402
+
+
+@register("silu")
+class SiluApi(BaseApi):
+    """Inputs (generate_silu.py): x, dy. Outputs: y = silu(x), then dx = dy * silu'(x)."""
+
+    def __call__(self, input_data, with_output=False):
+        x, dy = input_data.args[:2]
+        return kernel.silu_fwd(x), kernel.silu_bwd(dy, x)
