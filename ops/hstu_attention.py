@@ -240,9 +240,10 @@ class HstuAttention(OpSpec):
     )
     lengths_rule = "ops.jagged.skewed_lengths(B, max_seq_len, overflow=1.0): under max_seq_len"
     shape_keys = ("B", "H", "max_seq_len", "D", "targets", "contextual", "window")
+    #: num_targets is empty where the case has none (upstream's None); the scalars are 0-d.
     input_names = (
-        "q", "k", "v", "offsets", "num_targets", "dout", "delta_q", "k_cache", "v_cache",
-        "cache_offsets",
+        "q", "k", "v", "offsets", "num_targets", "max_seq_len", "alpha", "contextual", "window",
+        "dout", "delta_q", "k_cache", "v_cache", "cache_offsets",
     )  # fmt: skip
     output_names = ("out", "dq", "dk", "dv", "cached_out")
     dtypes = ("float32", "float16", "bfloat16")
@@ -318,6 +319,8 @@ class HstuAttention(OpSpec):
             room = (lengths - case.shape["contextual"] - 1).clamp(0, MAX_TARGETS)
             drawn = torch.randint(0, MAX_TARGETS + 1, (lengths.numel(),), generator=gen)
             out["num_targets"] = torch.minimum(drawn, room).to(device)
+        else:
+            out["num_targets"] = torch.zeros(0, dtype=torch.int64, device=device)
         out["max_seq_len"] = torch.tensor(case.shape["max_seq_len"])
         out["alpha"] = torch.tensor(1.0 / d**0.5, dtype=torch.float64)
         out["contextual"] = torch.tensor(case.shape["contextual"])
@@ -330,7 +333,7 @@ class HstuAttention(OpSpec):
         return (
             int(inputs["max_seq_len"]),
             float(inputs["alpha"]),
-            inputs.get("num_targets"),
+            inputs["num_targets"] if inputs["num_targets"].numel() else None,
             int(inputs["window"]),
             int(inputs["contextual"]),
         )
