@@ -167,8 +167,10 @@ def _heads(config: Config, case: Case) -> tuple[int]:
     return (case.shape["B"] * case.shape["H"],)
 
 
-def _seq_fits(name: str) -> BlockFits:
-    return BlockFits(name, lambda c: max(16, next_pow2(c.shape["max_seq_len"])), "max_seq_len")
+def _seq_fits(name: str, rows: Callable[[Case], int] = lambda c: c.shape["max_seq_len"]):
+    """A block over the rows it tiles padded (>= 16, tl.dot's least) only computes padding;
+    upstream's default stays allowed."""
+    return BlockFits(name, lambda c: max(16, next_pow2(rows(c)), default(c)[name]), "max_seq_len")
 
 
 def default(case: Case) -> Config:
@@ -178,6 +180,8 @@ def default(case: Case) -> Config:
 
 
 _SEQ_FITS = (_seq_fits("BLOCK_M"), _seq_fits("BLOCK_N"))
+#: The cached forward's query blocks tile its DeltaSize new queries.
+_DELTA_FITS = (_seq_fits("BLOCK_M", cached_queries), _seq_fits("BLOCK_N"))
 
 FWD = KernelSpec(
     name="fwd",
@@ -213,7 +217,7 @@ CACHED_FWD = KernelSpec(
     grid=_delta_blocks,
     tile_bytes=fwd_tiles,
     stream_bytes=fwd_stream,
-    constraints=_SEQ_FITS,
+    constraints=_DELTA_FITS,
     dots=fwd_dots,
     port_kernel="_fwd_kernel",
     upstream_kernel="_hstu_attn_fwd",
