@@ -52,6 +52,10 @@ BLOCK_N = Tunable("BLOCK_N", pow2_range(16, 128))
 NUM_WARPS = Tunable("num_warps", (2, 4, 8), launch_option=True)
 NUM_STAGES = Tunable("num_stages", (1, 2, 3, 4), launch_option=True)
 TUNABLES = (BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, MULTIBUFFER)
+#: The backward's two forms (upstream's `SEQUENCE_PARALLEL`): a program per (sequence, head)
+#: walking its key blocks, or a program per key block adding its dq by atomics.
+SEQUENCE_PARALLEL = Tunable("SEQUENCE_PARALLEL", (False, True))
+BWD_TUNABLES = (BLOCK_M, BLOCK_N, SEQUENCE_PARALLEL, NUM_WARPS, NUM_STAGES, MULTIBUFFER)
 
 #: Targets a sequence has at most (upstream's tests draw 1-10), fewer where it is short.
 MAX_TARGETS = 10
@@ -163,8 +167,10 @@ def _delta_blocks(config: Config, case: Case) -> tuple[int, int]:
     return -(-cached_queries(case) // config["BLOCK_M"]), case.shape["B"] * case.shape["H"]
 
 
-def _heads(config: Config, case: Case) -> tuple[int]:
-    return (case.shape["B"] * case.shape["H"],)
+def _key_blocks(config: Config, case: Case) -> tuple[int, int]:
+    parallel = config.get("SEQUENCE_PARALLEL", False)
+    blocks = -(-case.shape["max_seq_len"] // config["BLOCK_N"]) if parallel else 1
+    return case.shape["B"] * case.shape["H"], blocks
 
 
 def _seq_fits(name: str, rows: Callable[[Case], int] = lambda c: c.shape["max_seq_len"]):
@@ -177,6 +183,11 @@ def default(case: Case) -> Config:
     """Upstream's first autotune config (`_get_fw_configs` and `_get_bw_configs`, the CUDA
     lists, share it); which one its autotuner keeps is a timing on the GPU, not a rule."""
     return {"BLOCK_M": 16, "BLOCK_N": 32, "num_warps": 2, "num_stages": 2}
+
+
+def bwd_default(case: Case) -> Config:
+    """`default`, in upstream's first backward config's form (not sequence-parallel)."""
+    return {**default(case), "SEQUENCE_PARALLEL": False}
 
 
 _SEQ_FITS = (_seq_fits("BLOCK_M"), _seq_fits("BLOCK_N"))
@@ -198,10 +209,10 @@ FWD = KernelSpec(
 )
 BWD = KernelSpec(
     name="bwd",
-    tunables=TUNABLES,
+    tunables=BWD_TUNABLES,
     outputs=("dq", "dk", "dv"),
-    default=default,
-    grid=_heads,
+    default=bwd_default,
+    grid=_key_blocks,
     tile_bytes=bwd_tiles,
     stream_bytes=bwd_stream,
     constraints=_SEQ_FITS,

@@ -9,13 +9,16 @@
 #   out[m] = sum_n valid(m, n) * silu(alpha * q[m] . k[n]) / scaling_seqlen * v[n]
 # where valid is upstream's causal mask with per-sequence num_targets, contextual_seq_len and the
 # max_attn_len window (`_valid`). The forward walks upstream's key ranges per query block; the
-# backward, one program per (sequence, head), walks the key blocks and for each the query rows
-# upstream walks, accumulating dq in fp32 (upstream: in q's dtype); the cached forward is the
+# backward walks the key blocks of a (sequence, head) in one program, or with SEQUENCE_PARALLEL
+# one key block a program (upstream's two forms), each against the query rows upstream walks,
+# accumulating dq in fp32 (upstream: in q's dtype); the cached forward is the
 # forward's kernel with new queries delta_q against a KV cache (IS_DELTA_Q).
 # Differences from upstream: SiLU as x / (1 + exp(-x)) (libdevice's fast_dividef and fast_expf
 # are CUDA's), head dims that are not powers of two (masked, padded blocks; upstream's blocks are
-# the head dim itself), tl.dot's precision "hf32" on an NPU where TF32 is allowed, the backward's
-# sequence-parallel form (a spin lock on atomic_cas per dq block) not ported, and the config passed
+# the head dim itself), tl.dot's precision "hf32" on an NPU where TF32 is allowed, the
+# sequence-parallel backward's dq added by fp32 atomics (upstream: a spin lock on atomic_cas per dq
+# block, read-add-write in q's dtype), the forward's last key block cut at the end of its key
+# range (upstream's can add a target's diagonal twice, see README.md), and the config passed
 # per launch from the frozen configs below (upstream: Triton's autotuner over its own lists).
 """Triton port of HSTU attention: forward, backward (dq, dk, dv) and the cached forward."""
 
@@ -186,9 +189,11 @@ def _bwd_block(
     DIM_Q: tl.constexpr, DIM_V: tl.constexpr, HAS_TARGETS: tl.constexpr,
     HAS_CONTEXTUAL: tl.constexpr, HAS_WINDOW: tl.constexpr, PRECISION: tl.constexpr,
     BLOCK_D_Q: tl.constexpr, BLOCK_D_V: tl.constexpr, BLOCK_M: tl.constexpr,
+    SEQUENCE_PARALLEL: tl.constexpr,
 ):  # fmt: skip
     """The query rows [start_m, start_m + BLOCK_M) against one key block: (dk, dv) accumulated,
-    dq of the rows read, added to and written back (one program owns a sequence and head)."""
+    dq of the rows added to DQ (fp32): read, added and written back where one program owns the
+    sequence and head, an atomic add where its key blocks run in parallel."""
     offs_m = start_m + tl.arange(0, BLOCK_M)
     mask_m = offs_m < seq_len
     offs_dq = tl.arange(0, BLOCK_D_Q)
@@ -213,10 +218,71 @@ def _bwd_block(
     ds = tl.where(valid, ds, 0.0).to(k.dtype)
     dk += tl.dot(tl.trans(ds), q, input_precision=PRECISION)  # alpha applied once, at the end
     dq_ptrs = DQ + offs_m[:, None] * stride_dqm + offs_dq[None, :]
-    dq = tl.load(dq_ptrs, mask=tile_q, other=0.0)
-    dq += tl.dot(ds, k, input_precision=PRECISION) * alpha
-    tl.store(dq_ptrs, dq.to(DQ.dtype.element_ty), mask=tile_q)
+    dq = tl.dot(ds, k, input_precision=PRECISION) * alpha
+    if SEQUENCE_PARALLEL:
+        tl.atomic_add(dq_ptrs, dq, mask=tile_q)
+    else:
+        tl.store(dq_ptrs, tl.load(dq_ptrs, mask=tile_q, other=0.0) + dq, mask=tile_q)
     return dk, dv
+
+
+@triton.jit
+def _bwd_column(
+    Q, K, V, DOut, DQ, DK, DV, start_n, seq_len, n_targets, alpha, inv_scaling,
+    contextual_seq_len, max_attn_len, stride_qm, stride_kn, stride_vn, stride_dom, stride_dqm,
+    stride_dkn, stride_dvn,
+    DIM_Q: tl.constexpr, DIM_V: tl.constexpr, HAS_TARGETS: tl.constexpr,
+    HAS_CONTEXTUAL: tl.constexpr, HAS_WINDOW: tl.constexpr, PRECISION: tl.constexpr,
+    BLOCK_D_Q: tl.constexpr, BLOCK_D_V: tl.constexpr, BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr, SEQUENCE_PARALLEL: tl.constexpr,
+):  # fmt: skip
+    """One key block [start_n, start_n + BLOCK_N) against the query rows that can see it
+    (upstream's ranges: the contextual rows, then from the block on, up to the window's end):
+    its dk and dv written, its share of dq added."""
+    offs_n = start_n + tl.arange(0, BLOCK_N)
+    mask_n = offs_n < seq_len
+    offs_dq = tl.arange(0, BLOCK_D_Q)
+    offs_dv = tl.arange(0, BLOCK_D_V)
+    tile_k = mask_n[:, None] & (offs_dq < DIM_Q)[None, :]
+    tile_v = mask_n[:, None] & (offs_dv < DIM_V)[None, :]
+    k = tl.load(K + offs_n[:, None] * stride_kn + offs_dq[None, :], mask=tile_k, other=0.0)
+    v = tl.load(V + offs_n[:, None] * stride_vn + offs_dv[None, :], mask=tile_v, other=0.0)
+    dk = tl.zeros([BLOCK_N, BLOCK_D_Q], dtype=tl.float32)
+    dv = tl.zeros([BLOCK_N, BLOCK_D_V], dtype=tl.float32)
+    low = start_n
+    high = seq_len
+    if HAS_WINDOW:
+        high = start_n + max_attn_len + BLOCK_N
+        if HAS_TARGETS:
+            high = tl.where(high + n_targets < seq_len, high, seq_len)
+        else:
+            high = tl.minimum(high, seq_len)
+    if HAS_CONTEXTUAL:
+        low = tl.maximum(low, tl.cdiv(contextual_seq_len, BLOCK_M) * BLOCK_M)
+        for start_m in range(0, contextual_seq_len, BLOCK_M):
+            dk, dv = _bwd_block(
+                dk, dv, k, v, Q, DOut, DQ, start_m, offs_n, seq_len, n_targets, alpha,
+                inv_scaling, contextual_seq_len, max_attn_len, stride_qm, stride_dom, stride_dqm,
+                DIM_Q, DIM_V, HAS_TARGETS, HAS_CONTEXTUAL, HAS_WINDOW, PRECISION, BLOCK_D_Q,
+                BLOCK_D_V, BLOCK_M, SEQUENCE_PARALLEL,
+            )  # fmt: skip
+    for start_m in range(low, high, BLOCK_M):
+        dk, dv = _bwd_block(
+            dk, dv, k, v, Q, DOut, DQ, start_m, offs_n, seq_len, n_targets, alpha, inv_scaling,
+            contextual_seq_len, max_attn_len, stride_qm, stride_dom, stride_dqm, DIM_Q, DIM_V,
+            HAS_TARGETS, HAS_CONTEXTUAL, HAS_WINDOW, PRECISION, BLOCK_D_Q, BLOCK_D_V, BLOCK_M,
+            SEQUENCE_PARALLEL,
+        )  # fmt: skip
+    tl.store(
+        DK + offs_n[:, None] * stride_dkn + offs_dq[None, :],
+        (dk * alpha).to(DK.dtype.element_ty),
+        mask=tile_k,
+    )
+    tl.store(
+        DV + offs_n[:, None] * stride_dvn + offs_dv[None, :],
+        dv.to(DV.dtype.element_ty),
+        mask=tile_v,
+    )
 
 
 @triton.jit
@@ -228,11 +294,10 @@ def _bwd_kernel(
     DIM_Q: tl.constexpr, DIM_V: tl.constexpr, HAS_TARGETS: tl.constexpr,
     HAS_CONTEXTUAL: tl.constexpr, HAS_WINDOW: tl.constexpr, HAS_SORT: tl.constexpr,
     PRECISION: tl.constexpr, BLOCK_D_Q: tl.constexpr, BLOCK_D_V: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SEQUENCE_PARALLEL: tl.constexpr,
 ):  # fmt: skip
-    """One (sequence, head): its key blocks in turn, each against the query rows that can see
-    it (upstream's ranges: contextual rows, then from the block on, up to the window's end).
-    DQ must be zero on entry."""
+    """One (sequence, head) on axis 0: its key blocks in turn, or with SEQUENCE_PARALLEL the
+    key block of axis 1 (upstream's two forms). DQ (fp32) must be zero on entry."""
     off_zh = tl.program_id(0)
     off_z = off_zh // num_heads
     off_h = (off_zh % num_heads).to(tl.int64)
@@ -250,52 +315,23 @@ def _bwd_kernel(
     DQ += seq_start * stride_dqm + off_h * stride_dqh
     DK += seq_start * stride_dkn + off_h * stride_dkh
     DV += seq_start * stride_dvn + off_h * stride_dvh
-    offs_dq = tl.arange(0, BLOCK_D_Q)
-    offs_dv = tl.arange(0, BLOCK_D_V)
-    contextual_end = tl.cdiv(contextual_seq_len, BLOCK_M) * BLOCK_M
-    for start_n in range(0, seq_len, BLOCK_N):
-        offs_n = start_n + tl.arange(0, BLOCK_N)
-        mask_n = offs_n < seq_len
-        tile_k = mask_n[:, None] & (offs_dq < DIM_Q)[None, :]
-        tile_v = mask_n[:, None] & (offs_dv < DIM_V)[None, :]
-        k = tl.load(K + offs_n[:, None] * stride_kn + offs_dq[None, :], mask=tile_k, other=0.0)
-        v = tl.load(V + offs_n[:, None] * stride_vn + offs_dv[None, :], mask=tile_v, other=0.0)
-        dk = tl.zeros([BLOCK_N, BLOCK_D_Q], dtype=tl.float32)
-        dv = tl.zeros([BLOCK_N, BLOCK_D_V], dtype=tl.float32)
-        low = start_n
-        high = seq_len
-        if HAS_WINDOW:
-            high = start_n + max_attn_len + BLOCK_N
-            if HAS_TARGETS:
-                high = tl.where(high + n_targets < seq_len, high, seq_len)
-            else:
-                high = tl.minimum(high, seq_len)
-        if HAS_CONTEXTUAL:
-            low = tl.maximum(low, contextual_end)
-            for start_m in range(0, contextual_seq_len, BLOCK_M):
-                dk, dv = _bwd_block(
-                    dk, dv, k, v, Q, DOut, DQ, start_m, offs_n, seq_len, n_targets, alpha,
-                    inv_scaling, contextual_seq_len, max_attn_len, stride_qm, stride_dom,
-                    stride_dqm, DIM_Q, DIM_V, HAS_TARGETS, HAS_CONTEXTUAL, HAS_WINDOW, PRECISION,
-                    BLOCK_D_Q, BLOCK_D_V, BLOCK_M,
-                )  # fmt: skip
-        for start_m in range(low, high, BLOCK_M):
-            dk, dv = _bwd_block(
-                dk, dv, k, v, Q, DOut, DQ, start_m, offs_n, seq_len, n_targets, alpha,
-                inv_scaling, contextual_seq_len, max_attn_len, stride_qm, stride_dom, stride_dqm,
-                DIM_Q, DIM_V, HAS_TARGETS, HAS_CONTEXTUAL, HAS_WINDOW, PRECISION, BLOCK_D_Q,
-                BLOCK_D_V, BLOCK_M,
+    if SEQUENCE_PARALLEL:
+        start_n = tl.program_id(1) * BLOCK_N
+        if start_n < seq_len:
+            _bwd_column(
+                Q, K, V, DOut, DQ, DK, DV, start_n, seq_len, n_targets, alpha, inv_scaling,
+                contextual_seq_len, max_attn_len, stride_qm, stride_kn, stride_vn, stride_dom,
+                stride_dqm, stride_dkn, stride_dvn, DIM_Q, DIM_V, HAS_TARGETS, HAS_CONTEXTUAL,
+                HAS_WINDOW, PRECISION, BLOCK_D_Q, BLOCK_D_V, BLOCK_M, BLOCK_N, SEQUENCE_PARALLEL,
             )  # fmt: skip
-        tl.store(
-            DK + offs_n[:, None] * stride_dkn + offs_dq[None, :],
-            (dk * alpha).to(DK.dtype.element_ty),
-            mask=tile_k,
-        )
-        tl.store(
-            DV + offs_n[:, None] * stride_dvn + offs_dv[None, :],
-            dv.to(DV.dtype.element_ty),
-            mask=tile_v,
-        )
+    else:
+        for start_n in range(0, seq_len, BLOCK_N):
+            _bwd_column(
+                Q, K, V, DOut, DQ, DK, DV, start_n, seq_len, n_targets, alpha, inv_scaling,
+                contextual_seq_len, max_attn_len, stride_qm, stride_kn, stride_vn, stride_dom,
+                stride_dqm, stride_dkn, stride_dvn, DIM_Q, DIM_V, HAS_TARGETS, HAS_CONTEXTUAL,
+                HAS_WINDOW, PRECISION, BLOCK_D_Q, BLOCK_D_V, BLOCK_M, BLOCK_N, SEQUENCE_PARALLEL,
+            )  # fmt: skip
 
 
 # >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>
@@ -517,7 +553,8 @@ def default_config(kernel: str, shape: dict) -> dict:
     if kernel in ("fwd", "cached_fwd"):
         return {"BLOCK_M": 16, "BLOCK_N": 32, "num_warps": 2, "num_stages": 2}
     if kernel == "bwd":
-        return {"BLOCK_M": 16, "BLOCK_N": 32, "num_warps": 2, "num_stages": 2}
+        return {"BLOCK_M": 16, "BLOCK_N": 32, "SEQUENCE_PARALLEL": False, "num_warps": 2,
+                "num_stages": 2}  # fmt: skip
     raise ValueError(f"unknown kernel {kernel!r}; valid: fwd, bwd, cached_fwd")
 
 
@@ -625,10 +662,15 @@ def triton_hstu_attention_bwd(
     _, heads, dim_q = q.shape
     dim_v = v.size(2)
     shape = _shape(batch, heads, N, dim_q, num_targets, contextual_seq_len, max_attn_len)
-    blocks, options = _configure("bwd", config, shape, q)
+    if config is None:
+        dtype = _DTYPE_NAMES.get(q.dtype, str(q.dtype))
+        config = _pick_config("bwd", shape, dtype, q.device, default_config("bwd", shape))
+    blocks, options = _split_config(config, q.device)
+    parallel = bool(config.get("SEQUENCE_PARALLEL", False))
+    grid = (batch * heads, triton.cdiv(N, blocks["BLOCK_N"]) if parallel else 1)
     # dq sums one term per key block: kept in fp32 (upstream: in q's dtype), rounded once.
     dq_sum = torch.zeros(q.shape, dtype=torch.float32, device=q.device)
-    _bwd_kernel[(batch * heads,)](
+    _bwd_kernel[grid](
         q, k, v, dout, dq_sum, dk, dv, seq_offsets, num_targets, sort_by_length_indices,
         q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
         dout.stride(0), dout.stride(1), dq_sum.stride(0), dq_sum.stride(1), dk.stride(0), dk.stride(1),
@@ -638,7 +680,7 @@ def triton_hstu_attention_bwd(
         HAS_TARGETS=num_targets is not None, HAS_CONTEXTUAL=contextual_seq_len > 0,
         HAS_WINDOW=max_attn_len > 0, HAS_SORT=sort_by_length_indices is not None,
         PRECISION=_tf32_precision(allow_tf32, q.device), BLOCK_D_Q=_block_d(dim_q),
-        BLOCK_D_V=_block_d(dim_v), **blocks, **options,
+        BLOCK_D_V=_block_d(dim_v), SEQUENCE_PARALLEL=parallel, **blocks, **options,
     )  # fmt: skip
     dq.copy_(dq_sum)
     return dq, dk, dv
