@@ -24,9 +24,12 @@ UNFINISHED: dict[str, int] = {
     "silu": 8,
     "add_position_embeddings": 8,
     "add_timestamp_position_embeddings": 8,
+    "hstu_attention": 12,
 }
 #: Of those, the ops with no H200 frozen result at all.
-NOT_STARTED: set[str] = {"silu", "add_position_embeddings", "add_timestamp_position_embeddings"}
+NOT_STARTED: set[str] = {
+    "silu", "add_position_embeddings", "add_timestamp_position_embeddings", "hstu_attention"
+}
 
 
 @pytest.mark.parametrize("op", sorted(all_ops()))

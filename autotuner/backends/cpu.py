@@ -11,7 +11,7 @@ import torch
 from core.limits import DeviceLimits
 
 from .base import Backend
-from .interpreter import enable_bfloat16_dot
+from .interpreter import enable_bfloat16_dot, enable_bfloat16_rounding
 from .socs import CPU
 
 
@@ -25,6 +25,7 @@ class CpuBackend(Backend):
     def __init__(self) -> None:
         os.environ["TRITON_INTERPRET"] = "1"
         enable_bfloat16_dot()
+        enable_bfloat16_rounding()
         self.soc = CPU
         self.device_name = f"Triton interpreter on {platform.processor() or platform.machine()}"
         self.limits = DeviceLimits()
