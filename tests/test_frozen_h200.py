@@ -28,7 +28,10 @@ UNFINISHED: dict[str, int] = {
 }
 #: Of those, the ops with no H200 frozen result at all.
 NOT_STARTED: set[str] = {
-    "silu", "add_position_embeddings", "add_timestamp_position_embeddings", "hstu_attention"
+    "silu",
+    "add_position_embeddings",
+    "add_timestamp_position_embeddings",
+    "hstu_attention",
 }
 
 
