@@ -21,13 +21,13 @@ from typing import Any
 import jinja2
 
 from core.errors import UserError
+from core.socs import VENDOR_WORDS, soc_patterns
 from ops import all_ops
 from ops.spec import KernelSpec
 
 from ..backends import npu_options
 from ..backends.cuda import CudaBackend
 from ..backends.npu import npu_launch_options
-from ..backends.socs import SOC_PATTERNS, VENDOR_WORDS
 from .pyliteral import format_literal
 
 BEGIN_MARKER = (
@@ -119,7 +119,7 @@ def render_block(
         begin_marker=BEGIN_MARKER,
         end_marker=END_MARKER,
         frozen=format_literal(ordered, prefix=len("FROZEN_CONFIGS = ")),
-        soc_patterns=format_literal(SOC_PATTERNS, prefix=len("_SOC_PATTERNS = ")),
+        soc_patterns=format_literal(soc_patterns(), prefix=len("_SOC_PATTERNS = ")),
         vendor_words=format_literal(VENDOR_WORDS),
         launch_options=format_literal(LAUNCH_OPTIONS, prefix=len("_LAUNCH_OPTIONS = ")),
         tile_keys=format_literal(tiles or {}, prefix=len("_TILE_KEYS = ")),

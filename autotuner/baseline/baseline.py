@@ -210,18 +210,20 @@ def gpu_baseline(session, op: str, case: str, part: str, gpu_soc: str | None) ->
 def chosen_gpu_soc(db: Database, gpu_soc: str | None) -> str | None:
     """`--gpu-soc`, else AUTOTUNE_GPU_SOC, else None (the newest GPU row); UserError for a name
     that is no GPU soc and has no GPU baseline."""
-    from ..backends.socs import GPU_SOCS
+    from core.socs import BackendKind, socs_of
+
     from ..settings import settings
 
     gpu_soc = gpu_soc or settings().gpu_soc
-    if not gpu_soc or gpu_soc in GPU_SOCS:
+    gpu_socs = socs_of(BackendKind.CUDA)
+    if not gpu_soc or gpu_soc in gpu_socs:
         return gpu_soc
     with db.sessions() as session:
         measured = set(
             session.scalars(select(Baseline.soc).where(Baseline.backend == "cuda").distinct())
         )
     if gpu_soc not in measured:
-        known = sorted(measured | set(GPU_SOCS))
+        known = sorted(measured | set(gpu_socs))
         raise UserError(
             f"unknown GPU soc {gpu_soc!r} for the GPU baseline; one of {', '.join(known)}"
         )
