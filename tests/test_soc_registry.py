@@ -6,6 +6,8 @@ import subprocess
 import sys
 
 import pytest
+import sqlalchemy as sa
+from sqlalchemy import select
 
 from autotuner.backends import BACKENDS, soc_profile
 from autotuner.backends.compile import compile_socs
@@ -14,6 +16,7 @@ from autotuner.backends.npu_options import OPTIONS, left_out, option_defaults
 from core.errors import UserError
 from core.socs import SOCS, BackendKind, Soc, check_soc, soc_from_device_name, socs_of
 from ops.npu_tunables import MULTIBUFFER
+from storage import Baseline, open_database
 from storage.models import measuring_backend
 
 from .conftest import ROOT
@@ -88,3 +91,32 @@ def test_every_kind_has_a_backend_and_every_soc_a_kind():
     assert set(BACKENDS) == set(BackendKind)
     assert all(BACKENDS[kind].kind == kind for kind in BackendKind)
     assert {check_soc(name).kind for name in SOCS} == set(BackendKind)
+
+
+def test_a_rows_backend_kind_is_stored_as_its_plain_name(any_db):
+    """A kind given as the enum and a kind that follows from the soc are both the words
+    "cuda", "npu", "cpu" in the table, and a query by the enum finds them."""
+    db = open_database(any_db)
+    rows = {  # soc -> (interpreter, backend given)
+        "H200": (False, BackendKind.CUDA),
+        "950PR": (False, None),
+        "Ascend310P3": (False, None),
+        "cpu": (True, None),
+    }
+    with db.sessions() as session:
+        for soc, (interpreter, backend) in rows.items():
+            given = {"backend": backend} if backend else {}
+            session.add(
+                Baseline(
+                    op="op", soc=soc, case_name="c", part="fwd", source="upstream", label=None,
+                    configs={}, median_ms=1.0, p20_ms=1.0, p80_ms=1.0, n=1, samples=[1.0],
+                    interpreter=interpreter, environment={}, **given,
+                )
+            )  # fmt: skip
+        session.commit()
+    with db.sessions() as session:
+        stored = dict(session.execute(sa.text("SELECT soc, backend FROM autotune_baselines")).all())
+        gpu = session.scalars(select(Baseline.soc).where(Baseline.backend == BackendKind.CUDA))
+        assert list(gpu) == ["H200"]
+    assert stored == {"H200": "cuda", "950PR": "npu", "Ascend310P3": "npu", "cpu": "cpu"}
+    assert all(type(kind) is str for kind in stored.values())
