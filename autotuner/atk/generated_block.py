@@ -21,7 +21,7 @@ from typing import Any
 import jinja2
 
 from core.errors import UserError
-from core.socs import VENDOR_WORDS, soc_patterns
+from core.socs import VENDOR_WORDS, BackendKind, soc_patterns
 from ops import all_ops
 from ops.spec import KernelSpec
 
@@ -39,8 +39,8 @@ END_MARKER = "# <<< autotune generated block <<<"
 #: `--npu-mode simt`): triton-ascend's SIMD code never reads it (autotuner.backends.npu); the
 #: compiler options are those a search may vary (`autotuner.backends.npu_options`).
 LAUNCH_OPTIONS = {
-    "cuda": tuple(sorted(CudaBackend.launch_options)),
-    "npu": (
+    BackendKind.CUDA.value: tuple(sorted(CudaBackend.launch_options)),
+    BackendKind.NPU.value: (
         *sorted(npu_launch_options("simd") | npu_launch_options("simt")),
         *npu_options.OPTIONS,
     ),

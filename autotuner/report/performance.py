@@ -20,7 +20,7 @@ from sqlalchemy import select
 
 from core.errors import UserError
 from core.paths import performance_json
-from core.socs import CPU, check_soc
+from core.socs import CPU, BackendKind, check_soc
 from ops import all_ops
 from storage import Baseline, Database
 
@@ -63,7 +63,7 @@ def report_frame(
     newest = _newest_baselines(db)
     ours = newest[newest.soc == soc]
     times = {(r.op, r.case_name, r.part, r.source): r for r in ours.itertuples(index=False)}
-    upstream = newest[(newest.source == "upstream") & (newest.backend == "cuda")]
+    upstream = newest[(newest.source == "upstream") & (newest.backend == BackendKind.CUDA)]
     if gpu_soc := settings().gpu_soc:
         upstream = upstream[upstream.soc == gpu_soc]
     upstream = upstream.sort_values(["measured_at", "id"])  # the GPU baseline: a GPU's rows
