@@ -101,12 +101,11 @@ def compile_socs() -> tuple[str, ...]:
 
 def ascend_compiler(soc: str) -> AscendCompiler:
     """The compile-only compiler of an Ascend soc; UserError in one line where it is missing."""
-    if soc not in compile_socs():
+    known = SOCS.get(soc)
+    if known is None or known.family is None or known.compile_target is None:
         raise UserError(
             f"--compile is for an Ascend soc ({', '.join(compile_socs())}), not {soc!r}"
         )
-    known = SOCS[soc]
-    assert known.family is not None and known.compile_target is not None
     if triton_ascend.installed() is None:
         raise UserError(f"compiling for the {soc} needs triton-ascend: {INSTALL}")
     binary = find_binary(known.family.compiler)
