@@ -10,7 +10,6 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from autotuner.backends.socs import CPU
 from autotuner.report import outcomes
 from autotuner.report.frozen import (
     DATABASE,
@@ -19,6 +18,7 @@ from autotuner.report.frozen import (
     repository_versions,
 )
 from autotuner.report.roofline import from_row, share
+from core.socs import CPU
 from ops import all_ops
 from ops.spec import Case
 from storage import AccuracyResult, Baseline, CheckVerdict, DeviceCeiling, FrozenVersion

@@ -6,6 +6,7 @@ from sqlalchemy import Select, and_, func, select
 from sqlalchemy.orm import Session, defer
 
 from autotuner.settings import settings
+from core.socs import BackendKind
 from storage import AccuracyResult, Baseline, CheckVerdict, DeviceCeiling, FrozenVersion
 
 from .paging import filters
@@ -61,7 +62,7 @@ def gpu_baselines(session: Session, op: str | None) -> list[Baseline]:
         (Baseline.op, Baseline.soc, Baseline.case_name, Baseline.part, Baseline.source),
         Baseline.measured_at,
         Baseline.source == "upstream",
-        Baseline.backend == "cuda",
+        Baseline.backend == BackendKind.CUDA,
         *filters(Baseline, op=op, soc=settings().gpu_soc),
     )
     query = select(Baseline).where(Baseline.id.in_(ids))

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Generic, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, computed_field
 
-from autotuner.backends.socs import CPU
+from core.socs import CPU
 
 T = TypeVar("T")
 

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from autotuner.backends import soc_profile
-from autotuner.backends.compile import COMPILE_TARGETS
+from autotuner.backends.compile import compile_socs
 from autotuner.search.compiles import CompileFarm
 from autotuner.search.space import config_key, space_for
 from autotuner.search.warm_starts import from_frozen
@@ -201,7 +201,7 @@ def summary(paths: list[str]) -> str:
     for row in rows:
         row["model_now"], row["launch_now"] = _model_now(row, cases)
     lines: list[str] = []
-    for soc in sorted({r["soc"] for r in rows}, key=list(COMPILE_TARGETS).index):
+    for soc in sorted({r["soc"] for r in rows}, key=compile_socs().index):
         everything = [r for r in rows if r["soc"] == soc]
         mine = [r for r in everything if r["launch_now"] is None and not _no_launch(r)]
         lines += [
@@ -290,7 +290,7 @@ def main() -> None:
         return
     if not args.out:
         parser.error("--out is needed to compile")
-    args.socs = args.socs or ("910B,950PR" if args.part == "space" else ",".join(COMPILE_TARGETS))
+    args.socs = args.socs or ("910B,950PR" if args.part == "space" else ",".join(compile_socs()))
     run(args)
 
 

@@ -21,6 +21,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from core.socs import BackendKind, is_npu_soc
+
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
@@ -49,18 +51,16 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
-def measuring_backend(soc: str, interpreter: bool) -> str:
-    """The backend a row of this soc came from: "cpu", "npu" (Ascend socs) or "cuda"."""
+def measuring_backend(soc: str, interpreter: bool) -> BackendKind:
+    """The backend a row of this soc came from: the interpreter, an NPU (Ascend socs) or a GPU."""
     if interpreter:
-        return "cpu"
-    return (
-        "npu" if soc in ("950PR", "950DT", "910B", "910_93") or soc.startswith("Ascend") else "cuda"
-    )
+        return BackendKind.CPU
+    return BackendKind.NPU if is_npu_soc(soc) else BackendKind.CUDA
 
 
 def _backend_of(context: Any) -> str:
     row = context.get_current_parameters()
-    return measuring_backend(row["soc"], bool(row.get("interpreter")))
+    return measuring_backend(row["soc"], bool(row.get("interpreter"))).value
 
 
 class Base(DeclarativeBase):

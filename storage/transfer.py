@@ -34,6 +34,7 @@ from sqlalchemy import select
 
 from core.errors import UserError
 from core.files import write_files
+from core.socs import BackendKind
 
 from .db import Database
 from .models import (
@@ -66,6 +67,8 @@ def _finite(value: Any) -> Any:
 JsonObject = Annotated[dict[str, Any], AfterValidator(_finite)]
 # Strings in the file are ISO 8601 times; a time without a timezone is refused.
 Time = Annotated[AwareDatetime, Field(strict=False)]
+#: A backend kind by its name ("cuda", "npu", "cpu").
+Kind = Annotated[BackendKind, Field(strict=False)]
 
 
 class _Record(BaseModel):
@@ -88,7 +91,7 @@ class BaselineRecord(_Record):
     samples: list[float] = Field(min_length=1)
     interpreter: bool
     #: Exports made before it was recorded leave it out; it follows from soc and interpreter.
-    backend: Literal["cuda", "npu", "cpu"] | None = None
+    backend: Kind | None = None
     environment: JsonObject
     #: Exports made before it was recorded leave it out (`Baseline.device_load`).
     device_load: JsonObject | None = None

@@ -25,11 +25,11 @@ from autotuner.backends.npu import (
     cann_version,
     npu_soc,
 )
-from autotuner.backends.socs import soc_from_device_name
-from autotuner.backends.triton_ascend import FAMILY_950, TritonAscend
+from autotuner.backends.triton_ascend import TritonAscend, compiles_on_910_95
 from autotuner.report.studies import summarize
 from core.errors import UserError
 from core.limits import DeviceLimits
+from core.socs import soc_from_device_name
 from storage import StudyRecord, open_database, optuna_storage
 
 from .conftest import KIB, autotune_cli
@@ -116,7 +116,7 @@ def install(
     installed triton-ascend is `compiler`, by default one that builds for these devices."""
     fake = FakeNpu(names, **properties)
     if compiler is None:
-        on_950 = any(soc_from_device_name(name) in FAMILY_950 for name in names)
+        on_950 = any(compiles_on_910_95(soc_from_device_name(name)) for name in names)
         compiler = TritonAscend("3.5.0", on_950, not on_950, True)
     monkeypatch.setattr(triton_ascend, "installed", lambda: compiler)
     module = types.ModuleType("torch_npu")

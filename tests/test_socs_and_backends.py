@@ -3,8 +3,8 @@ import torch
 
 from autotuner.backends import get_backend
 from autotuner.backends.base import Timing, quantile
-from autotuner.backends.socs import soc_from_device_name
 from core.errors import UserError
+from core.socs import soc_from_device_name
 from ops.ports import load_port
 
 NAMES = {

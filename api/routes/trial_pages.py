@@ -8,7 +8,7 @@ from fastapi import APIRouter, HTTPException, Request, status
 from fastapi.responses import HTMLResponse
 from sqlalchemy import select
 
-from autotuner.backends.socs import CPU
+from core.socs import CPU
 from storage import CompileRecord, StudyRecord
 
 from .. import trials

@@ -21,13 +21,13 @@ from typing import Any
 import jinja2
 
 from core.errors import UserError
+from core.socs import VENDOR_WORDS, BackendKind, soc_patterns
 from ops import all_ops
 from ops.spec import KernelSpec
 
 from ..backends import npu_options
 from ..backends.cuda import CudaBackend
 from ..backends.npu import npu_launch_options
-from ..backends.socs import SOC_PATTERNS, VENDOR_WORDS
 from .pyliteral import format_literal
 
 BEGIN_MARKER = (
@@ -39,8 +39,8 @@ END_MARKER = "# <<< autotune generated block <<<"
 #: `--npu-mode simt`): triton-ascend's SIMD code never reads it (autotuner.backends.npu); the
 #: compiler options are those a search may vary (`autotuner.backends.npu_options`).
 LAUNCH_OPTIONS = {
-    "cuda": tuple(sorted(CudaBackend.launch_options)),
-    "npu": (
+    BackendKind.CUDA.value: tuple(sorted(CudaBackend.launch_options)),
+    BackendKind.NPU.value: (
         *sorted(npu_launch_options("simd") | npu_launch_options("simt")),
         *npu_options.OPTIONS,
     ),
@@ -119,7 +119,7 @@ def render_block(
         begin_marker=BEGIN_MARKER,
         end_marker=END_MARKER,
         frozen=format_literal(ordered, prefix=len("FROZEN_CONFIGS = ")),
-        soc_patterns=format_literal(SOC_PATTERNS, prefix=len("_SOC_PATTERNS = ")),
+        soc_patterns=format_literal(soc_patterns(), prefix=len("_SOC_PATTERNS = ")),
         vendor_words=format_literal(VENDOR_WORDS),
         launch_options=format_literal(LAUNCH_OPTIONS, prefix=len("_LAUNCH_OPTIONS = ")),
         tile_keys=format_literal(tiles or {}, prefix=len("_TILE_KEYS = ")),

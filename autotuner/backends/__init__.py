@@ -8,12 +8,13 @@ from dataclasses import dataclass, field
 
 from core.errors import UserError
 from core.limits import DeviceLimits
+from core.socs import CPU, BackendKind, check_soc, is_npu_soc
 
 from . import npu_options as npu_options_module
 from . import triton_ascend
 from .base import Backend, Timing
 from .cpu import CpuBackend
-from .cuda import SHARED_MEMORY_PER_BLOCK_OPTIN, CudaBackend
+from .cuda import CudaBackend
 from .npu import (
     NPU_MODES,
     NpuBackend,
@@ -21,9 +22,7 @@ from .npu import (
     npu_launch_options,
     npu_limits,
     npu_option_defaults,
-    npu_soc,
 )
-from .socs import CPU, KNOWN_SOCS, NPU_SOCS, is_npu_soc, soc_from_device_name
 
 __all__ = [
     "Backend",
@@ -36,30 +35,26 @@ __all__ = [
 ]
 
 
-def _cuda_socs() -> list[tuple[str, str]]:
-    """(soc, device name) of each CUDA device torch can see."""
-    if not CudaBackend.available():
-        return []
-    return [(soc_from_device_name(name), name) for name in CudaBackend.device_names()]
-
-
-def _npu_socs() -> list[tuple[str, str]]:
-    """(soc, device name) of each Ascend NPU torch_npu can see (imports torch_npu if installed)."""
-    if not NpuBackend.available():
-        return []
-    return [(npu_soc(name), name) for name in NpuBackend.device_names()]
+#: The backend class of each kind.
+BACKENDS: dict[BackendKind, type[Backend]] = {
+    BackendKind.CPU: CpuBackend,
+    BackendKind.CUDA: CudaBackend,
+    BackendKind.NPU: NpuBackend,
+}
+#: The kinds with devices, in the order a soc left open is looked for.
+DEVICE_KINDS = (BackendKind.CUDA, BackendKind.NPU)
 
 
 def device_indices(backend: Backend) -> list[int]:
     """Indices, as torch numbers the visible devices, of every device of `backend`'s soc here."""
-    found = {"cuda": _cuda_socs, "npu": _npu_socs}.get(backend.kind)
-    return [i for i, (soc, _) in enumerate(found()) if soc == backend.soc] if found else []
+    found = BACKENDS[backend.kind].found_devices()
+    return [i for i, (soc, _) in enumerate(found) if soc == backend.soc]
 
 
 def found_devices() -> str:
     """One phrase naming what this machine offers, for error messages."""
-    gpus = [f"{name} (soc {soc})" for soc, name in _cuda_socs()] or ["no CUDA GPU"]
-    npus = [f"{name} (soc {soc})" for soc, name in _npu_socs()]
+    gpus = [f"{name} (soc {soc})" for soc, name in CudaBackend.found_devices()] or ["no CUDA GPU"]
+    npus = [f"{name} (soc {soc})" for soc, name in NpuBackend.found_devices()]
     if not npus:
         npus = [f"no Ascend NPU ({NpuBackend.unavailable()})"]
     return ", ".join([*gpus, *npus, "cpu (Triton interpreter)"])
@@ -96,9 +91,8 @@ class SocProfile:
 def soc_profile(soc: str, npu_mode: str = "simd", npu_options: tuple[str, ...] = ()) -> SocProfile:
     """The launch options, static limits and option defaults of a known soc in a mode, with the
     compiler options a search chose (`--npu-options`, Ascend only)."""
-    if soc not in KNOWN_SOCS:
-        raise UserError(f"unknown soc {soc!r}; known socs: {', '.join(KNOWN_SOCS)}")
-    if soc in NPU_SOCS:
+    known = check_soc(soc)
+    if known.kind == BackendKind.NPU:
         check_mode(soc, npu_mode)
         options = npu_options_module.chosen(soc, npu_options) if npu_mode == "simd" else frozenset()
         return SocProfile(
@@ -112,10 +106,8 @@ def soc_profile(soc: str, npu_mode: str = "simd", npu_options: tuple[str, ...] =
         raise UserError(f"--npu-options is for an Ascend soc, not {soc!r}")
     if npu_mode != "simd":
         raise UserError(f"--npu-mode {npu_mode} is for an Ascend soc, not {soc!r}")
-    if soc == CPU:
-        return SocProfile(CpuBackend.launch_options, DeviceLimits(), {})
-    shared = SHARED_MEMORY_PER_BLOCK_OPTIN.get(soc)
-    return SocProfile(CudaBackend.launch_options, DeviceLimits(shared_memory_bytes=shared), {})
+    limits = DeviceLimits(shared_memory_bytes=known.shared_memory_bytes)
+    return SocProfile(BACKENDS[known.kind].launch_options, limits, {})
 
 
 def _compiled() -> None:
@@ -140,21 +132,14 @@ def get_backend(
         raise UserError(f"--npu-mode {npu_mode} is for an Ascend soc, not {soc!r}")
     if soc == CPU:
         return CpuBackend()
-    gpu_socs = [s for s, _ in _cuda_socs()]
-    npu_socs = [] if soc in gpu_socs else [s for s, _ in _npu_socs()]
+    for kind in DEVICE_KINDS:
+        found = [s for s, _ in BACKENDS[kind].found_devices()]
+        soc = soc or (found[0] if found else None)
+        if soc in found:
+            _compiled()
+            return BACKENDS[kind].open(found.index(soc), npu_mode, npu_options)
     if soc is None:
-        found = gpu_socs or npu_socs
-        if not found:
-            return CpuBackend()
-        soc = found[0]
-    if soc in gpu_socs:
-        _compiled()
-        return CudaBackend(gpu_socs.index(soc))
-    if soc in npu_socs:
-        _compiled()
-        return NpuBackend(npu_socs.index(soc), npu_mode, npu_options)
-    if soc not in KNOWN_SOCS:
-        raise UserError(f"unknown soc {soc!r}; known socs: {', '.join(KNOWN_SOCS)}")
-    if soc in NPU_SOCS:
+        return CpuBackend()
+    if check_soc(soc).kind == BackendKind.NPU:
         raise UserError(f"soc {soc!r} needs an Ascend NPU; this machine has: {found_devices()}")
     raise UserError(f"soc {soc!r} is not on this machine; found: {found_devices()}")

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 import torch
 
 from core.limits import DeviceLimits
+from core.socs import BackendKind
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ def quantile(sorted_values: list[float], q: float) -> float:
 class Backend(ABC):
     """Detects a device and its soc, moves tensors there, synchronizes and times callables."""
 
-    kind: ClassVar[str]
+    kind: ClassVar[BackendKind]
     #: Triton launch options (beyond constexpr tunables) this backend understands; on Ascend they
     #: depend on the soc, so an instance may set its own.
     launch_options: frozenset[str]
@@ -69,6 +70,18 @@ class Backend(ABC):
     soc: str
     device_name: str
     limits: DeviceLimits
+
+    @classmethod
+    def found_devices(cls) -> list[tuple[str, str]]:
+        """(soc, device name) of each device of this kind here, in torch's order; none by default."""
+        return []
+
+    @classmethod
+    def open(cls, index: int, npu_mode: str, npu_options: tuple[str, ...]) -> Backend:
+        """The backend of device `index` of `found_devices()`; `npu_mode` and `npu_options` are
+        how an Ascend NPU compiles (`get_backend` has checked that only an NPU gets others than
+        "simd" and none)."""
+        raise NotImplementedError(f"a {cls.kind} backend has no device to open")
 
     @property
     @abstractmethod

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import UserError
+from core.socs import SOCS, ascend_family
 from ops.ports import load_port
 from ops.spec import Config, KernelSpec, OpSpec, Tensors
 
@@ -50,22 +51,6 @@ from . import compile_verdict, triton_ascend
 from .compile_verdict import COMPILED, CRASH, FITS, NO_LAUNCH
 from .compiler_log import CompilerLog
 
-#: One compiler target name per Ascend soc, for compiling without its device; each is a target
-#: both binaries of ascendnpu-ir 1.2.0 list (`--target=`), with the soc's on-chip sizes.
-COMPILE_TARGETS = {
-    "910B": "Ascend910B2",
-    "910_93": "Ascend910_9391",
-    "950PR": "Ascend950PR_9599",
-    "950DT": "Ascend950DT_9581",
-}
-#: The bishengir binary each soc needs: ascendnpu-ir ships the A2/A3 pipeline as
-#: `bishengir-compile` and the 950's (regbase) as `bishengir-compile-a5`.
-BINARIES = {
-    "910B": "bishengir-compile",
-    "910_93": "bishengir-compile",
-    "950PR": "bishengir-compile-a5",
-    "950DT": "bishengir-compile-a5",
-}
 #: The verdict where the port's launcher refused a config before launching a kernel (a constraint
 #: of the launcher's, e.g. equal blocks); no compiler was asked.
 LAUNCHER = "launcher"
@@ -106,24 +91,34 @@ def find_binary(name: str) -> str | None:
     return str(candidate) if os.access(candidate, os.X_OK) else None
 
 
+def compile_socs() -> tuple[str, ...]:
+    """The socs a compile without their device can target: those with a compile target and a
+    chip family (its compiler) in the registry."""
+    return tuple(
+        name for name, soc in SOCS.items() if soc.compile_target and soc.family is not None
+    )
+
+
 def ascend_compiler(soc: str) -> AscendCompiler:
     """The compile-only compiler of an Ascend soc; UserError in one line where it is missing."""
-    if soc not in COMPILE_TARGETS:
+    known = SOCS.get(soc)
+    if known is None or known.family is None or known.compile_target is None:
         raise UserError(
-            f"--compile is for an Ascend soc ({', '.join(COMPILE_TARGETS)}), not {soc!r}"
+            f"--compile is for an Ascend soc ({', '.join(compile_socs())}), not {soc!r}"
         )
     if triton_ascend.installed() is None:
         raise UserError(f"compiling for the {soc} needs triton-ascend: {INSTALL}")
-    binary = find_binary(BINARIES[soc])
+    binary = find_binary(known.family.compiler)
     if binary is None:
-        raise UserError(f"compiling for the {soc} needs {BINARIES[soc]}: {INSTALL}")
-    return AscendCompiler(soc, COMPILE_TARGETS[soc], binary, *_probe(binary))
+        raise UserError(f"compiling for the {soc} needs {known.family.compiler}: {INSTALL}")
+    return AscendCompiler(soc, known.compile_target, binary, *_probe(binary))
 
 
 @functools.cache
 def bishengir_version(soc: str) -> str:
     """The first line of `--version` of the soc's bishengir binary, "none" where it is missing."""
-    binary = find_binary(BINARIES[soc]) if soc in BINARIES else None
+    family = ascend_family(soc)
+    binary = find_binary(family.compiler) if family is not None else None
     return _probe(binary)[0] if binary else "none"
 
 
@@ -226,7 +221,7 @@ def activate(compiler: AscendCompiler | None) -> None:
     # the rest of a small compile; the answer cannot change within a process.
     for name in ("_check_bishengir_api_change", "_check_bishengir_is_regbased"):
         backend[name] = functools.cache(backend[name])
-    in_950 = compiler.soc in triton_ascend.FAMILY_950
+    in_950 = triton_ascend.compiles_on_910_95(compiler.soc)
     if in_950:
         # The 3.5 line never uses FFTS on the 950 (Ascend/triton-ascend e4747419d, "blacklist
         # Ascend 910_95 arch for FFTS"); 3.2.0 leaves it to TRITON_DISABLE_FFTS.

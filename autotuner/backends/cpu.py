@@ -9,14 +9,14 @@ from typing import ClassVar
 import torch
 
 from core.limits import DeviceLimits
+from core.socs import CPU, BackendKind
 
 from .base import Backend
 from .interpreter import enable_bfloat16_dot, enable_bfloat16_rounding
-from .socs import CPU
 
 
 class CpuBackend(Backend):
-    kind: ClassVar[str] = "cpu"
+    kind: ClassVar[BackendKind] = BackendKind.CPU
     # The interpreter accepts and ignores these, so the search space keeps the shape it has on a GPU.
     launch_options: frozenset[str] = frozenset({"num_warps", "num_stages"})
     is_interpreter: ClassVar[bool] = True

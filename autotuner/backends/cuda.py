@@ -9,22 +9,11 @@ from typing import Any, ClassVar
 import torch
 
 from core.limits import DeviceLimits
+from core.socs import BackendKind, soc_from_device_name
 
 from .base import Backend, Timing
-from .socs import soc_from_device_name
 
 _FLUSH_BYTES = 256 * 1024 * 1024
-#: Shared memory one block may opt in to, by soc, for a space described without the GPU (a
-#: device reports its own): the CUDA C++ Programming Guide's "Technical Specifications per
-#: Compute Capability" (7.0: 96 KB, 7.5: 64 KB, 8.0: 163 KB, 8.6 and 8.9: 99 KB, 9.0 and 10.0:
-#: 227 KB).
-SHARED_MEMORY_PER_BLOCK_OPTIN = {
-    "V100": 96 * 1024,
-    "T4": 64 * 1024,
-    **dict.fromkeys(("A100", "A800"), 163 * 1024),
-    **dict.fromkeys(("A10", "L4", "L40", "L40S"), 99 * 1024),
-    **dict.fromkeys(("H100", "H800", "H20", "H200", "GH200", "B100", "B200"), 227 * 1024),
-}
 #: A spin of about 100 us at 2 GHz, longer than our launchers' host overhead.
 _HOST_COVER_CYCLES = 200_000
 #: Parts faster than this (ms) are timed a second way too (`CudaBackend.cross_check`): replayed
@@ -35,7 +24,7 @@ _GRAPH_CALLS, _GRAPH_REPLAYS = 20, 10
 
 
 class CudaBackend(Backend):
-    kind: ClassVar[str] = "cuda"
+    kind: ClassVar[BackendKind] = BackendKind.CUDA
     launch_options: frozenset[str] = frozenset({"num_warps", "num_stages"})
 
     def __init__(self, index: int = 0) -> None:
@@ -56,6 +45,17 @@ class CudaBackend(Backend):
     @staticmethod
     def device_names() -> list[str]:
         return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+
+    @classmethod
+    def found_devices(cls) -> list[tuple[str, str]]:
+        """(soc, device name) of each CUDA device torch can see."""
+        if not cls.available():
+            return []
+        return [(soc_from_device_name(name), name) for name in cls.device_names()]
+
+    @classmethod
+    def open(cls, index: int, npu_mode: str, npu_options: tuple[str, ...]) -> CudaBackend:
+        return cls(index)
 
     @property
     def device(self) -> torch.device:

@@ -11,15 +11,9 @@ Two modes, as triton-ascend compiles (see `triton_ascend`):
   search varies `num_warps` over triton-ascend's SIMT warp counts, and no multibuffer (SIMT
   compiles do not read it).
 
-On-chip memory per soc (Ascend/AscendNPU-IR,
-bishengir/include/bishengir/Dialect/HACC/Targets/NPUTargetSpec.td): the unified buffer (UB) holds
-a program's vector tiles, L1 the operands of `tl.dot`, L0C its results. 910B and 910_93: UB 192 KiB,
-L1 512 KiB, L0C 128 KiB. 950: UB 248 KiB (256 less 8 the compiler keeps), L1 512 KiB, L0C 256 KiB;
-code with SIMT parts keeps at least 32 KiB of the UB as data cache (MinimalDCacheSize), leaving
-216 KiB, the most shared memory bishengir-compile accepts for SIMT code (`shared-mem-dynamic-size`
-up to 221184, bishengir/lib/Tools/bishengir-compile/regbase/PassPipeline.cpp). An Ascend soc
-missing here (an unknown device name kept verbatim) gets no static on-chip check: its overflows
-show up as failures of their own category instead.
+A soc's on-chip memory, core counts and SIMT support are its family's and its own in the soc
+registry (`core.socs`). An Ascend soc missing there (an unknown device name kept verbatim) gets no
+static on-chip check: its overflows show up as failures of their own category instead.
 """
 
 from __future__ import annotations
@@ -38,49 +32,14 @@ import torch
 
 from core.errors import UserError
 from core.limits import DeviceLimits
+from core.socs import SOCS, BackendKind, soc_from_device_name, socs_of
 
 from . import compile_verdict, npu_options, triton_ascend
 from .base import Backend, Timing
 from .compile import bishengir_version, prints_memory
 from .compiler_log import compiler_log
-from .socs import NPU_SOCS, soc_from_device_name
 
-KIB = 1024
 NPU_MODES = ("simd", "simt")
-#: UB bytes of one AI core in SIMD mode, by soc.
-UNIFIED_BUFFER_BYTES = {
-    "910B": 192 * KIB,
-    "910_93": 192 * KIB,
-    "950PR": 248 * KIB,
-    "950DT": 248 * KIB,
-}
-#: UB bytes left to SIMT code beside the data cache, by soc (the 950 family only).
-SIMT_UNIFIED_BUFFER_BYTES = {"950PR": 216 * KIB, "950DT": 216 * KIB}
-L1_BYTES = {soc: 512 * KIB for soc in UNIFIED_BUFFER_BYTES}
-L0C_BYTES = {"910B": 128 * KIB, "910_93": 128 * KIB, "950PR": 256 * KIB, "950DT": 256 * KIB}
-#: The vector register file of the 950's AI cores, where its compiler (the "regbase" pipeline,
-#: ascendnpu-ir's bishengir-compile-a5) keeps fused intermediates that the A2/A3 one puts in the
-#: UB: 128 KiB (Ascend/triton-ascend main eeb030e7, python/triton/runtime/utils.py:48-50). On the
-#: compile matrix it plans vector kernels in up to 30% less UB than their tiles.
-REGISTER_FILE_BYTES = {"950PR": 128 * KIB, "950DT": 128 * KIB}
-#: bishengir-compile-a5 (ascendnpu-ir 1.2.0) aborts on a tl.dot operand made by vector code whose
-#: rows are 32 bytes (16 bf16 or fp16 elements): its ND-to-NZ conversion emits an identity
-#: vtranspose on memrefs, which a canonicalization replaces with a value (AscendNPU-IR f9d978b,
-#: bishengir/lib/Dialect/HIVM/IR/HIVMCanonicalizations.cpp:345-383; the same code on master).
-#: The 910B compiler rejects that transpose in its verifier and plans those configs.
-CRASHING_DOT_ROW_BYTES = {"950PR": 32, "950DT": 32}
-#: (AI cores, vector cores) by soc, for a program count planned without a device
-#: (`ops.tunable.PROGRAMS`): AI_CORE_COUNT and VECTOR_CORE_COUNT of the target the compile path
-#: compiles each soc for (`backends.compile`: Ascend910B2, Ascend910_9391, Ascend950PR_9599,
-#: Ascend950DT_9581), as ascendnpu-ir 1.2.0 states them (`bishengir-opt
-#: --hacc-append-device-spec=target=...`, the a5 binary for the 950s; AscendNPU-IR
-#: bishengir/include/bishengir/Dialect/HACC/Targets/NPUTargetSpec.td). Other SKUs differ
-#: (Ascend910B3/B4 and Ascend910_9372: 20 and 40; Ascend950PR_9589: 32 and 64; Ascend950DT_95A1:
-#: 36 and 72); a device reports its own (`NpuBackend`). triton-ascend likewise counts two vector
-#: cores per AI core (NPUUtils.get_device_properties, Ascend/triton-ascend v3.2.0
-#: python/triton/backends/ascend/driver.py:84-86) and bounds a vector-only kernel's grid by the
-#: vector cores, a kernel with tl.dot by the AI cores (driver.py:504-505).
-CORES = {"910B": (24, 48), "910_93": (24, 48), "950PR": (36, 72), "950DT": (32, 64)}
 #: The runtime refuses a launch of more blocks than this, whatever the grid's shape.
 MAX_TOTAL_BLOCKS = 65535
 #: Parts faster than this (ms) are timed by the profiler too (`NpuBackend.cross_check`): event
@@ -93,36 +52,51 @@ _FLUSH_BYTES = 256 * 1024 * 1024
 WARMUP_MS = 200.0
 
 
+def _simt_socs() -> list[str]:
+    """The known socs whose vector cores run SIMT code."""
+    return [
+        name
+        for name, soc in SOCS.items()
+        if soc.family is not None and soc.family.simt_unified_buffer_bytes is not None
+    ]
+
+
 def check_mode(soc: str, mode: str) -> None:
     """UserError unless `mode` is an NPU mode `soc` can run."""
     if mode not in NPU_MODES:
         raise UserError(f"unknown --npu-mode {mode!r}; use one of {', '.join(NPU_MODES)}")
-    if mode == "simt" and soc not in SIMT_UNIFIED_BUFFER_BYTES:
+    if mode == "simt" and soc not in _simt_socs():
         raise UserError(
-            f"--npu-mode simt needs a 950 soc ({', '.join(SIMT_UNIFIED_BUFFER_BYTES)}): only the "
+            f"--npu-mode simt needs a 950 soc ({', '.join(_simt_socs())}): only the "
             f"950's vector cores run SIMT code, not the {soc}'s"
         )
 
 
 def npu_limits(soc: str, mode: str = "simd") -> DeviceLimits:
-    """The static limits of a soc in a mode (core counts: those of `CORES`, a device's own where
+    """The static limits of a soc in a mode (core counts: the registry's, a device's own where
     it runs). SIMT code runs on the vector cores alone: no L1 or L0C of a cube core to
     check."""
-    cores, vector_cores = CORES.get(soc, (None, None))
-    counts = {"cores": cores, "vector_cores": vector_cores}
+    known = SOCS.get(soc)
+    family = known.family if known is not None else None
+    counts = {
+        "cores": known.cores if known is not None else None,
+        "vector_cores": known.vector_cores if known is not None else None,
+    }
+    if family is None:
+        return DeviceLimits(max_total_blocks=MAX_TOTAL_BLOCKS, **counts)
     if mode == "simt":
         return DeviceLimits(
-            unified_buffer_bytes=SIMT_UNIFIED_BUFFER_BYTES.get(soc),
+            unified_buffer_bytes=family.simt_unified_buffer_bytes,
             max_total_blocks=MAX_TOTAL_BLOCKS,
             **counts,
         )
     return DeviceLimits(
         **counts,
-        unified_buffer_bytes=UNIFIED_BUFFER_BYTES.get(soc),
-        register_file_bytes=REGISTER_FILE_BYTES.get(soc),
-        crashing_dot_row_bytes=CRASHING_DOT_ROW_BYTES.get(soc),
-        l1_bytes=L1_BYTES.get(soc),
-        l0c_bytes=L0C_BYTES.get(soc),
+        unified_buffer_bytes=family.unified_buffer_bytes,
+        register_file_bytes=family.register_file_bytes,
+        crashing_dot_row_bytes=family.crashing_dot_row_bytes,
+        l1_bytes=family.l1_bytes,
+        l0c_bytes=family.l0c_bytes,
         max_total_blocks=MAX_TOTAL_BLOCKS,
     )
 
@@ -146,7 +120,7 @@ def npu_option_defaults(soc: str, mode: str = "simd") -> dict[str, int | str]:
 def npu_soc(device_name: str) -> str:
     """`Ascend950PR_9599` -> `950PR`; an unknown name is kept verbatim, with a warning."""
     soc = soc_from_device_name(device_name)
-    if soc not in NPU_SOCS:
+    if soc not in socs_of(BackendKind.NPU):
         warnings.warn(
             f"unknown Ascend device {device_name!r}: its soc is kept as {soc!r}, with no "
             "unified-buffer size to check tiles against",
@@ -197,7 +171,7 @@ def _npu() -> Any:
 
 
 class NpuBackend(Backend):
-    kind: ClassVar[str] = "npu"
+    kind: ClassVar[BackendKind] = BackendKind.NPU
     #: torch's device type of the NPU's tensors (tests stand in "cpu").
     device_type: ClassVar[str] = "npu"
 
@@ -253,6 +227,18 @@ class NpuBackend(Backend):
     def device_names() -> list[str]:
         npu = _npu()
         return [npu.get_device_name(i) for i in range(npu.device_count())]
+
+    @classmethod
+    def found_devices(cls) -> list[tuple[str, str]]:
+        """(soc, device name) of each Ascend NPU torch_npu can see (imports torch_npu if
+        installed)."""
+        if not cls.available():
+            return []
+        return [(npu_soc(name), name) for name in cls.device_names()]
+
+    @classmethod
+    def open(cls, index: int, npu_mode: str, npu_options: tuple[str, ...]) -> NpuBackend:
+        return cls(index, npu_mode, npu_options)
 
     @property
     def device(self) -> torch.device:

@@ -32,8 +32,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib import metadata
 
-#: The socs that take the 950's compile path (`compile_on_910_95`).
-FAMILY_950 = ("950PR", "950DT")
+from core.socs import ascend_family
+
 #: Where a 950 compiler comes from, for the capability gate's message.
 NEEDED_FOR_950 = (
     "triton-ascend's 3.5 line, which detects the 950 (Ascend/triton-ascend, branch "
@@ -76,14 +76,20 @@ def multibuffer_default(soc: str, compiler: TritonAscend | None) -> bool:
     where it builds for that soc, else triton-ascend's rule (off on the 950, on elsewhere)."""
     if compiler is not None and cannot_build(soc, compiler) is None:
         return compiler.multibuffer
-    return soc not in FAMILY_950
+    return not compiles_on_910_95(soc)
+
+
+def compiles_on_910_95(soc: str) -> bool:
+    """Whether a soc takes the 950's compile path (`compile_on_910_95`): its family's word."""
+    family = ascend_family(soc)
+    return family is not None and family.compile_on_910_95
 
 
 def cannot_build(soc: str, compiler: TritonAscend | None, mode: str = "simd") -> str | None:
     """Why `compiler` cannot build `mode` code for `soc`, in one line; None where it can."""
     if compiler is None:
         return "triton-ascend is not installed (pip install 'autotune[npu]')"
-    wants_950 = soc in FAMILY_950
+    wants_950 = compiles_on_910_95(soc)
     if wants_950 and not compiler.targets_950:
         return (
             f"triton-ascend {compiler.version} does not run on the {soc}: it detects no 950 "

@@ -22,6 +22,7 @@ from sqlalchemy import select
 
 from core.errors import UserError
 from core.paths import frozen_configs_file, port_file
+from core.socs import BackendKind, socs_of
 from ops.spec import Case, Config, OpSpec
 from storage import Baseline, Database
 
@@ -283,24 +284,26 @@ def gpu_baseline(session, op: str, case: str, part: str, gpu_soc: str | None) ->
     """The GPU baseline of one (case, part): upstream measured on a GPU (never upstream on an NPU,
     never the interpreter), the newest of `gpu_soc` when one is named, else the newest of any GPU."""
     named = (Baseline.soc == gpu_soc,) if gpu_soc else ()
-    return newest(session, op, case, part, "upstream", Baseline.backend == "cuda", *named)
+    return newest(session, op, case, part, "upstream", Baseline.backend == BackendKind.CUDA, *named)
 
 
 def chosen_gpu_soc(db: Database, gpu_soc: str | None) -> str | None:
     """`--gpu-soc`, else AUTOTUNE_GPU_SOC, else None (the newest GPU row); UserError for a name
     that is no GPU soc and has no GPU baseline."""
-    from ..backends.socs import GPU_SOCS
     from ..settings import settings
 
     gpu_soc = gpu_soc or settings().gpu_soc
-    if not gpu_soc or gpu_soc in GPU_SOCS:
+    gpu_socs = socs_of(BackendKind.CUDA)
+    if not gpu_soc or gpu_soc in gpu_socs:
         return gpu_soc
     with db.sessions() as session:
         measured = set(
-            session.scalars(select(Baseline.soc).where(Baseline.backend == "cuda").distinct())
+            session.scalars(
+                select(Baseline.soc).where(Baseline.backend == BackendKind.CUDA).distinct()
+            )
         )
     if gpu_soc not in measured:
-        known = sorted(measured | set(GPU_SOCS))
+        known = sorted(measured | set(gpu_socs))
         raise UserError(
             f"unknown GPU soc {gpu_soc!r} for the GPU baseline; one of {', '.join(known)}"
         )

@@ -6,9 +6,8 @@ from typing import Annotated
 
 import typer
 
-from core.errors import UserError
+from core.socs import CPU
 
-from ..backends.socs import CPU
 from ..cases.options import NO_REQUEST, CaseRequest, case_options
 from .common import DbOption, GpuSocOption, config_text, console, database_of, next_step
 
@@ -37,14 +36,13 @@ def freeze(
     request: CaseRequest = NO_REQUEST,
 ) -> None:
     """Write each study's verified winner into the kernel file, the performance json and frozen_configs/."""
+    from core.socs import check_soc
     from ops import get_op
 
-    from ..backends.socs import KNOWN_SOCS
     from ..freeze.freeze import freeze as run_freeze
 
     spec = get_op(op)
-    if soc not in KNOWN_SOCS:
-        raise UserError(f"unknown soc {soc!r}; known socs: {', '.join(KNOWN_SOCS)}")
+    check_soc(soc)
     only = request.cases(spec, soc == CPU) or None
     result = run_freeze(
         database_of(db),

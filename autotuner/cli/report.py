@@ -8,8 +8,8 @@ import typer
 from rich.table import Table
 
 from core.errors import UserError
+from core.socs import CPU
 
-from ..backends.socs import CPU
 from ..measure.numbers import short_number, speedup_text
 from .common import (
     DbOption,

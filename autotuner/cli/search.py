@@ -8,8 +8,8 @@ import typer
 from rich.table import Table
 
 from core.errors import UserError
+from core.socs import CPU
 
-from ..backends.socs import CPU
 from ..cases.options import NO_REQUEST, CaseRequest, case_options
 from ..measure.numbers import short_number, speedup_text
 from .common import (
@@ -229,10 +229,10 @@ def status(
     with --soc naming a device of this machine, those tuned under other compiler or runtime
     versions (what `autotune check` calls stale there)."""
 
+    from core.socs import is_npu_soc
     from ops import all_ops, get_op
 
     from ..backends import get_backend
-    from ..backends.socs import is_npu_soc
     from ..measure.toolchain import stale_configs, stale_line
     from ..report.studies import summarize
 

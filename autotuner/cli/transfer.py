@@ -19,14 +19,13 @@ def export(
     db: DbOption = None,
 ) -> None:
     """Write baselines, frozen versions, accuracy verdicts and ceilings to a versioned JSON file."""
+    from core.socs import check_soc
     from ops import get_op
     from storage.transfer import export_document, write_export
 
-    from ..backends.socs import KNOWN_SOCS
-
     ops = [get_op(name).name for name in op or []]
-    if soc and soc not in KNOWN_SOCS:
-        raise UserError(f"unknown soc {soc!r}; known socs: {', '.join(KNOWN_SOCS)}")
+    if soc:
+        check_soc(soc)
     if not file.parent.is_dir():
         raise UserError(f"cannot write {file}: folder {file.parent} does not exist")
     document = export_document(database_of(db, create=False), ops, soc)

@@ -23,13 +23,13 @@ from core.errors import UserError
 from core.files import check_writable, write_files
 from core.paths import atk_dir, frozen_configs_file, port_file, project_root
 from core.paths import performance_json as performance_json_path
+from core.socs import CPU
 from ops.spec import Case, OpSpec
 from storage import Database, FrozenVersion, Run, StudyRecord, optuna_storage
 from storage.models import content_hash
 
 from ..atk import performance_json
 from ..atk.generated_block import BEGIN_MARKER, read_frozen, replace_block
-from ..backends.socs import CPU
 from ..baseline.baseline import chosen_gpu_soc, gpu_baseline
 from ..cases.store import kind_for, user_cases
 from ..search.study import kernel_source_hash

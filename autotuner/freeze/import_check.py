@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.errors import UserError
+from core.socs import CPU, BackendKind, socs_of
 from ops import get_op
 from ops.npu_tunables import SIMT_ONLY
 from ops.spec import Case, KernelSpec, OpSpec
@@ -32,7 +33,6 @@ from storage.transfer import (
 
 from ..backends import SocProfile, soc_profile
 from ..backends.npu_options import OPTIONS
-from ..backends.socs import CPU, NPU_SOCS
 from ..cases.store import find, kind_for
 from ..search.space import SearchSpace, space_for
 
@@ -185,7 +185,7 @@ def _one_of(value: Any, values: tuple) -> bool:
 
 def _profile(soc: str, config: dict[str, Any]) -> SocProfile:
     """The soc's profile in the mode and with the compiler options the config names."""
-    if soc not in NPU_SOCS:
+    if soc not in socs_of(BackendKind.NPU):
         return soc_profile(soc)
     mode = "simt" if SIMT_ONLY.name in config else "simd"
     options = tuple(key for key in config if key in OPTIONS)

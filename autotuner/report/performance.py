@@ -22,11 +22,11 @@ from sqlalchemy import select
 
 from core.errors import UserError
 from core.paths import performance_json
+from core.socs import CPU, BackendKind, check_soc
 from ops import all_ops
 from storage import Baseline, Database
 
 from ..atk.performance_json import frozen_sections, read
-from ..backends.socs import CPU, KNOWN_SOCS
 from ..measure.stats import mann_whitney_less
 from ..settings import settings
 from .outcomes import speedup
@@ -100,7 +100,7 @@ def report_frame(
     committed = repository_times(soc, ops) if fresh else {}
     times = {key: t for key, t in committed.items() if key[3] != "upstream"}
     times |= {(r.op, r.case_name, r.part, r.source): r for r in ours.itertuples(index=False)}
-    upstream = newest[(newest.source == "upstream") & (newest.backend == "cuda")]
+    upstream = newest[(newest.source == "upstream") & (newest.backend == BackendKind.CUDA)]
     if gpu_soc := settings().gpu_soc:
         upstream = upstream[upstream.soc == gpu_soc]
         committed = {k: t for k, t in committed.items() if t.soc == gpu_soc}
@@ -320,8 +320,8 @@ def report_text(
         raise UserError(f"unknown --format {fmt!r}; use md or csv")
     if soc == CPU:
         raise UserError("interpreter times are not performance numbers: report on a device soc")
-    if soc is not None and soc not in KNOWN_SOCS:
-        raise UserError(f"unknown soc {soc!r}; known socs: {', '.join(KNOWN_SOCS)}")
+    if soc is not None:
+        check_soc(soc)
     if measure:
         from ..backends import get_backend
 

@@ -14,6 +14,7 @@ from sqlalchemy import select as query
 from core.errors import UserError
 from core.files import check_writable
 from core.paths import cases_file
+from core.socs import BackendKind
 from ops import get_op
 from ops.spec import Case, KernelSpec, OpSpec
 from storage import Database, Run, StudyRecord, open_database
@@ -193,7 +194,7 @@ def run(
     siblings = siblings or database_siblings(db)
     # Upstream's autotune lists are GPU configs: they seed GPU studies only.
     listed = {
-        k.name: warm_starts.from_upstream(spec, k) if backend.kind == "cuda" else []
+        k.name: warm_starts.from_upstream(spec, k) if backend.kind == BackendKind.CUDA else []
         for k in selection.kernels
     }
     owner = Owner.this_process()

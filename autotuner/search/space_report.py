@@ -9,13 +9,13 @@ from collections import Counter
 from typing import Any
 
 from core.errors import UserError
+from core.socs import is_npu_soc
 from ops import get_op
 from ops.spec import KernelSpec
 from storage import Database
 
 from ..backends import SocProfile, soc_profile
 from ..backends.compile_verdict import FITS
-from ..backends.socs import is_npu_soc
 from .compiles import compile_configs
 from .space import compiler_options, config_key, space_for
 

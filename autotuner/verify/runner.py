@@ -22,6 +22,7 @@ from collections.abc import Iterator
 import torch
 
 from core.errors import UserError
+from core.socs import BackendKind
 from ops.spec import Case, OpSpec
 
 from ..backends import Backend, device_indices
@@ -31,7 +32,10 @@ from ..settings import settings
 from .verify import CaseResult, environment, verify_case
 
 #: Backend kind -> the variable that makes a process see some devices only.
-VISIBLE_DEVICES = {"cuda": "CUDA_VISIBLE_DEVICES", "npu": "ASCEND_RT_VISIBLE_DEVICES"}
+VISIBLE_DEVICES = {
+    BackendKind.CUDA: "CUDA_VISIBLE_DEVICES",
+    BackendKind.NPU: "ASCEND_RT_VISIBLE_DEVICES",
+}
 _CONTEXT = mp.get_context("spawn")
 #: Seconds between looks at the workers while waiting for a result.
 _POLL_S = 0.5
