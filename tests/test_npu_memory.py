@@ -221,6 +221,9 @@ def test_the_cube_buffers_of_every_dot_kernel_are_modelled():
         ("jagged_jagged_bmm_jagged_out", "fwd"),
         ("jagged_jagged_bmm_jagged_out", "bwd_dx"),
         ("jagged_jagged_bmm_jagged_out", "bwd_dy"),
+        ("hstu_attention", "fwd"),
+        ("hstu_attention", "bwd"),
+        ("hstu_attention", "cached_fwd"),
     }
 
 
