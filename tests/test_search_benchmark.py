@@ -21,7 +21,7 @@ KERNELS = [
     ("jagged_dense_flash_attention", "fwd", "b4_n16_d32_t20_fp32"),
     ("jagged_softmax", "fwd", "b4_n16_d20_fp32"),
     ("layer_norm", "bwd_dx", "n37_d100_fp32"),
-    ("group_norm_mul_dropout", "bwd_dx", "n37_h3_d40_fp32"),
+    ("group_norm_mul_dropout", "fwd", "n37_h3_d40_fp32"),
     ("addmm", "fwd", "n37_d100_t72_fp32"),
     ("jagged_dense_bmm_broadcast_add", "fwd", "b1_n16_d16_t16_fp32"),
     ("concat_2d_jagged", "fwd", "b5_n12_d40_p0_fp32"),
