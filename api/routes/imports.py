@@ -15,6 +15,7 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 
 from autotuner.freeze import import_check
+from autotuner.request_body import read_body
 from autotuner.settings import settings
 from core.errors import UserError
 
@@ -29,22 +30,6 @@ _BODY = {
     "description": "The JSON export document (`autotune export`).",
     "content": {"application/json": {"schema": {"type": "object"}}},
 }
-
-
-async def _read_body(request: Request, limit: int) -> bytes:
-    """The body, or 413 as soon as it is known to exceed `limit` bytes."""
-    too_large = HTTPException(
-        status.HTTP_413_CONTENT_TOO_LARGE, f"the body exceeds the {limit} bytes allowed"
-    )
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        raise too_large
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise too_large
-    return bytes(body)
 
 
 def _parse(body: bytes) -> Any:
@@ -73,7 +58,7 @@ def _parse(body: bytes) -> Any:
 async def import_export(request: Request, db: DatabaseDep) -> ImportResult:
     """Import an export document into the database; a malformed one, or one with a row this
     checkout does not know, is answered with 422 naming the first bad row."""
-    document = _parse(await _read_body(request, settings().import_max_bytes))
+    document = _parse(await read_body(request, settings().import_max_bytes, "body"))
     if not isinstance(document, dict):
         raise RequestValidationError(
             [{"loc": ("body",), "msg": "an export document is a JSON object", "type": "dict_type"}]

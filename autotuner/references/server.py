@@ -27,25 +27,10 @@ from pydantic import ValidationError
 from core.errors import UserError
 
 from ..backends import Backend
+from ..request_body import read_body
 from ..settings import settings
 from .store import capture, inputs_sha256
 from .wire import Answer, CaseQuery, one_line
-
-
-async def read_body(request: Request, limit: int) -> bytes:
-    """The body, or 413 as soon as it is known to exceed `limit` bytes."""
-    too_large = HTTPException(
-        status.HTTP_413_CONTENT_TOO_LARGE, f"the request exceeds the {limit} bytes allowed"
-    )
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        raise too_large
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise too_large
-    return bytes(body)
 
 
 def outputs_of(query: CaseQuery, backend: Backend) -> Answer:
