@@ -74,6 +74,12 @@ FROZEN_CONFIGS = {
                 "config": {"BLOCK_L": 1, "BLOCK_D": 64, "num_warps": 4, "PROGRAMS": 0},
             },
             {
+                "case": "b256_n4096_h4_d128_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 256, "max_seq_len": 4096, "H": 4, "D": 128},
+                "config": {"BLOCK_L": 1, "BLOCK_D": 64, "num_warps": 4, "PROGRAMS": 0},
+            },
+            {
                 "case": "b512_n1024_h8_d64_fp32",
                 "dtype": "float32",
                 "shape": {"B": 512, "max_seq_len": 1024, "H": 8, "D": 64},

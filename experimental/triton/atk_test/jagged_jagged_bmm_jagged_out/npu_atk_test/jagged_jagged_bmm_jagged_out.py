@@ -136,6 +136,18 @@ FROZEN_CONFIGS = {
                 },
             },
             {
+                "case": "b192_n512_d128_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 192, "max_seq_len": 512, "D": 128},
+                "config": {
+                    "BLOCK_M": 32,
+                    "BLOCK_N": 64,
+                    "BLOCK_K": 32,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                },
+            },
+            {
                 "case": "b512_n256_d128_bf16",
                 "dtype": "bfloat16",
                 "shape": {"B": 512, "max_seq_len": 256, "D": 128},
@@ -174,9 +186,33 @@ FROZEN_CONFIGS = {
                 },
             },
             {
+                "case": "b192_n512_d128_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 192, "max_seq_len": 512, "D": 128},
+                "config": {
+                    "BLOCK_M": 32,
+                    "BLOCK_N": 64,
+                    "BLOCK_K": 32,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                },
+            },
+            {
                 "case": "b512_n256_d128_bf16",
                 "dtype": "bfloat16",
                 "shape": {"B": 512, "max_seq_len": 256, "D": 128},
+                "config": {
+                    "BLOCK_M": 32,
+                    "BLOCK_N": 64,
+                    "BLOCK_K": 32,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                },
+            },
+            {
+                "case": "b768_n256_d256_fp16",
+                "dtype": "float16",
+                "shape": {"B": 768, "max_seq_len": 256, "D": 256},
                 "config": {
                     "BLOCK_M": 32,
                     "BLOCK_N": 64,
@@ -191,6 +227,18 @@ FROZEN_CONFIGS = {
                 "case": "b128_n512_d64_fp32",
                 "dtype": "float32",
                 "shape": {"B": 128, "max_seq_len": 512, "D": 64},
+                "config": {
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 32,
+                    "BLOCK_K": 32,
+                    "num_warps": 4,
+                    "num_stages": 3,
+                },
+            },
+            {
+                "case": "b192_n512_d128_bf16",
+                "dtype": "bfloat16",
+                "shape": {"B": 192, "max_seq_len": 512, "D": 128},
                 "config": {
                     "BLOCK_M": 64,
                     "BLOCK_N": 32,

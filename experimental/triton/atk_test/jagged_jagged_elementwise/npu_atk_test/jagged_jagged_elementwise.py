@@ -53,6 +53,12 @@ FROZEN_CONFIGS = {
     "H200": {
         "add": [
             {
+                "case": "n131072_d1024_bf16",
+                "dtype": "bfloat16",
+                "shape": {"N": 131072, "D": 1024},
+                "config": {"BLOCK_ROW": 32, "BLOCK_COL": 64, "num_warps": 4, "PROGRAMS": 0},
+            },
+            {
                 "case": "n131072_d512_fp32",
                 "dtype": "float32",
                 "shape": {"N": 131072, "D": 512},
