@@ -15,11 +15,6 @@ from .conftest import ROOT
 #: (issue 29's ops, docs/runs/2026-12-0*_issue29_H200_*). The test fails once one of them is
 #: frozen, so the list shrinks as the tuning lands; what is frozen is held to the rule anyway.
 UNFINISHED: dict[str, int] = {
-    # issue 51's ops: the studies (5 trials) ran out of time on these pairs in two rounds
-    # (docs/runs/2026-12-04_issue51_H200_f9c5083_verify_tune_baseline.txt).
-    "jagged_jagged_elementwise": 1,
-    "batched_dense_vec_jagged_2d_matmul": 1,
-    "jagged_jagged_bmm_jagged_out": 4,
     # issue 49's ops, not run on the H200 yet (the session's device time went to 51 and 52).
     "silu": 8,
     "add_position_embeddings": 8,
