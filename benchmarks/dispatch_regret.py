@@ -7,7 +7,7 @@ For each op:kernel with configs frozen for the soc (the port file's generated bl
    of lengths, and never a frozen (shape, dtype);
 2. per shape: an exhaustive `autotune run` (`--trials`, default every feasible config) into a
    scratch database gives the optimum;
-3. the optimum, the config the launchers pick now (the block's `_pick`) and the one the port
+3. the optimum, the config the launchers pick now (`ops.ports.picked_config`) and the one the port
    of an earlier checkout picks (`--before ROOT`: its block, frozen configs and pick rule) are
    checked and re-timed interleaved in one worker (`--rounds` of `--reps` calls); regret =
    picked median / optimum median - 1 (inf where the pick fails on the shape).
@@ -34,7 +34,6 @@ import math
 import random
 import re
 import statistics
-import warnings
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -53,7 +52,7 @@ from core.modules import load_file
 from core.paths import port_file
 from ops import all_ops, get_op
 from ops.jagged import skewed_lengths
-from ops.ports import load_port
+from ops.ports import load_port, picked_config
 from ops.spec import Case, OpSpec
 
 SCALES = (0.5, 0.75, 1.0, 1.5, 2.0)
@@ -124,15 +123,12 @@ NEAREST_CASE = re.compile(r"using that of the nearest frozen case (\S+)")
 
 
 def current_pick(port, soc: str, kernel: str, shape: dict, dtype: str, default: dict):
-    """(config, frozen case) of the block's own lookup (the launchers' pick, not kept)."""
-    port._WARNED.discard((kernel, soc))  # the block warns once per kernel and soc: every time here
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        config = port._pick(soc, kernel, shape, dtype, default)
-    said = [NEAREST_CASE.search(str(w.message)) for w in caught]
+    """(config, frozen case) of the launchers' pick (`ops.ports.picked_config`)."""
+    config, said = picked_config(port, soc, kernel, shape, dtype, default)
+    found = [NEAREST_CASE.search(message) for message in said]
     entries = port.FROZEN_CONFIGS.get(soc, {}).get(kernel, [])
     exact = next((e["case"] for e in entries if e["dtype"] == dtype and e["shape"] == shape), None)
-    named = [found[1] for found in said if found]
+    named = [match[1] for match in found if match]
     return config, named[0] if named else exact or "default"
 
 

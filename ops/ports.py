@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import types
+import warnings
 
 from core.errors import UserError
 from core.modules import load_file
@@ -31,3 +32,16 @@ def load_port(op: str, *, fresh: bool = False) -> types.ModuleType:
         raise UserError(
             f"port of {op} at {path} is not valid Python: {exc.msg} (line {exc.lineno})"
         ) from None
+
+
+def picked_config(
+    port: types.ModuleType, soc: str, kernel: str, shape: dict, dtype: str, default: dict
+) -> tuple[dict, list[str]]:
+    """The config the launchers of `port` pick on `soc` for a call (the generated block's lookup,
+    uncached) and the warnings it gave: the nearest-case one, said once per kernel and soc by a
+    launcher, is given on every call here."""
+    port._WARNED.discard((kernel, soc))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        config = port._pick(soc, kernel, shape, dtype, default)
+    return config, [str(w.message) for w in caught]

@@ -147,7 +147,7 @@ DEFAULTS = """
                                             verdict[1].category, verdict[1].message])
     print(json.dumps(refused))
 """
-#: Default configs the compiler refuses for their memory, each named in the README's Ascend
+#: Default configs the compiler refuses for their memory, each named in docs/ascend.md's compiler
 #: section with what was done about it: (soc, op, kernel).
 KNOWN_MEMORY_REFUSALS: set[tuple[str, str, str]] = set()
 

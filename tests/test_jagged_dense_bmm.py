@@ -83,7 +83,7 @@ def test_defaults_are_feasible_and_constraints_prune(op):
                     kernel.name,
                 )
             # On the 950 only the compiler's abort on 32-byte rows of a transposed operand, which
-            # upstream's 16-wide default blocks give small 16-bit cases (README, Ascend section).
+            # upstream's 16-wide default blocks give small 16-bit cases (docs/ascend.md).
             reason = kernel.violation(kernel.default(case), case, npu_limits("950PR"))
             assert reason is None or (
                 reason.startswith("the compiler aborts") and case.kind == "accuracy"
