@@ -30,10 +30,8 @@ from storage.models import utcnow
 from ..atk.generated_block import BEGIN_MARKER, read_frozen
 from ..backends import Timing
 from ..measure.stats import faster_beyond_noise
+from ..settings import STANDARD
 from .space import config_key
-
-#: The best few re-timed against the default before a winner is declared.
-RETIME_CANDIDATES = 3
 
 
 @dataclass(frozen=True)
@@ -42,19 +40,20 @@ class Rules:
     alpha: float  # ...with a one-sided Mann-Whitney p-value under this
     rounds: int
     reps: int
+    finals: int = STANDARD.finals  # the best few re-timed against the default
 
 
 def retime_candidates(
-    complete: list[optuna.trial.FrozenTrial], default: Config
+    complete: list[optuna.trial.FrozenTrial], default: Config, finals: int = STANDARD.finals
 ) -> list[optuna.trial.FrozenTrial]:
-    """The fastest few trials other than the default's, to re-time against it (`complete` sorted
-    by time). A trial whose compiler turned multibuffer off timed another config than its own;
-    that config has a trial of its own, so it never wins as multibuffered."""
+    """The fastest `finals` trials other than the default's, to re-time against it (`complete`
+    sorted by time). A trial whose compiler turned multibuffer off timed another config than its
+    own; that config has a trial of its own, so it never wins as multibuffered."""
     return [
         t
         for t in complete
         if t.user_attrs["config"] != default and not t.user_attrs.get("multibuffer_fallback")
-    ][:RETIME_CANDIDATES]
+    ][:finals]
 
 
 def frozen_config(op: str, soc: str, kernel: str, case: str) -> Config | None:
@@ -109,7 +108,7 @@ def retime(
     the default (and with the `frozen` config, where the study measured it); the default stays
     unless beaten beyond noise, and so does the frozen config."""
     default_trial = next((t for t in complete if t.user_attrs["config"] == default), None)
-    candidates = retime_candidates(complete, default)
+    candidates = retime_candidates(complete, default, rules.finals)
     frozen_trial = next((t for t in complete if t.user_attrs["config"] == frozen), None)
     if frozen_trial is not None and frozen != default and frozen_trial not in candidates:
         candidates.append(frozen_trial)
