@@ -22,12 +22,11 @@ from typing import Any
 import optuna
 from sqlalchemy import or_, update
 
-from core.paths import port_file
 from ops.spec import Config
 from storage import Database, StudyRecord
 from storage.models import utcnow
 
-from ..atk.generated_block import BEGIN_MARKER, read_frozen
+from ..atk.store import FrozenStore
 from ..backends import Timing
 from ..measure.stats import faster_beyond_noise
 from ..settings import STANDARD
@@ -57,15 +56,8 @@ def retime_candidates(
 
 
 def frozen_config(op: str, soc: str, kernel: str, case: str) -> Config | None:
-    """The config the port file's generated block holds for (soc, kernel, case), if any (a port
-    without a generated block has none)."""
-    path = port_file(op)
-    source = path.read_text(encoding="utf-8")
-    if BEGIN_MARKER not in source:
-        return None
-    frozen = read_frozen(source, path)
-    entries = frozen.get(soc, {}).get(kernel, [])
-    return next((dict(e["config"]) for e in entries if e["case"] == case), None)
+    """The config frozen for (soc, kernel, case), if any (`FrozenStore`)."""
+    return FrozenStore.read(op).config(soc, kernel, case)
 
 
 def paired_rounds(
