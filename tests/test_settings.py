@@ -124,3 +124,58 @@ def test_no_module_reads_an_autotune_variable_outside_settings():
                 found.add((path.relative_to(ROOT).as_posix(), variable))
     assert found - set(ALLOWED) == set(), "read it through autotuner.settings"
     assert set(ALLOWED) <= found, "an allowed read is gone: drop it from ALLOWED"
+
+
+class _Ran(Exception):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "trials", "effort"),
+    [
+        ([], {}, 48, "standard"),
+        (["--effort", "quick"], {}, 16, "quick"),
+        ([], {"AUTOTUNE_EFFORT": "thorough"}, 128, "thorough"),
+        (["--effort", "quick", "--trials", "25%"], {"AUTOTUNE_EFFORT": "thorough"}, 0.25, "quick"),
+    ],
+)
+def test_run_takes_the_effort_level_and_explicit_flags_override_it(
+    monkeypatch, tmp_path, args, env, trials, effort
+):
+    """`autotune run --effort`, else AUTOTUNE_EFFORT, else standard; `--trials` wins over the
+    level's budget."""
+    from typer.testing import CliRunner
+
+    from autotuner.cli import app
+    from autotuner.search import runner
+
+    asked = {}
+
+    def fake_run(op, soc, **kwargs):
+        asked.update(kwargs)
+        raise _Ran
+
+    monkeypatch.setattr(runner, "run", fake_run)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    settings_module.settings.cache_clear()
+    try:
+        result = CliRunner().invoke(
+            app,
+            ["run", "--op", "silu", "--soc", "cpu", "--db", f"sqlite:///{tmp_path}/a.db", *args],
+        )
+    finally:
+        settings_module.settings.cache_clear()
+    assert isinstance(result.exception, _Ran), result.output
+    assert asked["trials"] == trials and asked["effort"] == EFFORTS[effort]
+
+
+def test_an_unknown_effort_is_refused():
+    from typer.testing import CliRunner
+
+    from autotuner.cli import app
+
+    result = CliRunner().invoke(app, ["run", "--op", "silu", "--soc", "cpu", "--effort", "heroic"])
+    assert (
+        str(result.exception) == "unknown --effort 'heroic'; use one of quick, standard, thorough"
+    )
