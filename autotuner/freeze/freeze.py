@@ -1,8 +1,10 @@
 """`autotune freeze`: each (kernel, case) study's verified winner becomes a fixed config.
 
-Three files change together, each written atomically under one lock: the generated block of
-`npu_atk_test/<op>.py`, `npu_atk_test/<op>_performance.json` and `frozen_configs/<soc>/<op>.json`;
-and a frozen version is recorded in the database when anything changed. Every file's new text is
+Three files change together, each written atomically under one lock:
+`npu_atk_test/<op>_performance.json`, the frozen configs' one home (`atk.store.FrozenStore`), and
+two renderings of it, the generated block of `npu_atk_test/<op>.py` and
+`frozen_configs/<soc>/<op>.json` (with the freeze's label and date); and a frozen version is
+recorded in the database when anything changed. Every file's new text is
 computed and checked before the first one is written, so bad input writes nothing.
 """
 
