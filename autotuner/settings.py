@@ -1,7 +1,9 @@
-"""Settings from the environment (prefix AUTOTUNE_) with documented defaults."""
+"""Settings from the environment (prefix AUTOTUNE_) with documented defaults: every knob of the
+engine, the service and the search's named effort levels, in one place."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
@@ -9,6 +11,33 @@ from pydantic import ByteSize, Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from core.errors import UserError
+
+
+@dataclass(frozen=True)
+class Effort:
+    """The search settings of one named effort level (after pytorch/helion's
+    `helion/autotuner/effort_profile.py`): `autotune run --effort LEVEL` or AUTOTUNE_EFFORT, and
+    an explicit `--trials` overrides its budget."""
+
+    #: Measured configs per study: a number, or a float in (0, 1], that share of the feasible ones.
+    trials: int | float
+    #: The last trials of the budget go to the winner's neighbours first (`sampler.polish_trials`).
+    polish: bool
+    #: The best few trials re-timed against the default before a winner is declared...
+    finals: int
+    #: ...in this many interleaved rounds of at least this many timed calls each.
+    retime_rounds: int
+    retime_reps: int
+
+
+#: The effort levels; `standard` is what `autotune run` did before there were levels.
+EFFORTS: dict[str, Effort] = {
+    "quick": Effort(trials=16, polish=False, finals=2, retime_rounds=3, retime_reps=10),
+    "standard": Effort(trials=48, polish=True, finals=3, retime_rounds=5, retime_reps=20),
+    "thorough": Effort(trials=128, polish=True, finals=5, retime_rounds=7, retime_reps=30),
+}
+STANDARD = EFFORTS["standard"]
+EffortName = Literal["quick", "standard", "thorough"]
 
 
 class Settings(BaseSettings):
@@ -72,6 +101,16 @@ class Settings(BaseSettings):
     #: machine has: `run --shape`, `verify --shape`, `--cases-file` and capture refuse a larger
     #: case before anything is written or allocated. Unset: what the machine has free.
     max_case_bytes: ByteSize | None = Field(None, gt=0)
+    #: The search's effort level (`EFFORTS`) where `autotune run --effort` is not given.
+    effort: EffortName = "standard"
+    #: Compile workers `autotune run` starts beside its timing worker on a device; unset: half
+    #: the host's CPU cores, 1 to 6.
+    compile_workers: int | None = Field(None, ge=1)
+    #: The project commit a run's environment records where the tree was copied without its .git
+    #: (a device run); unset: `git rev-parse HEAD` of the checkout.
+    project_commit: str | None = None
+    #: 1: a command's error comes out with its traceback, not as one line.
+    debug: bool = False
 
 
 @cache

@@ -9,11 +9,14 @@ from sqlalchemy import select
 
 import autotuner.baseline.check
 import autotuner.settings
-from autotuner.atk.generated_block import read_frozen, replace_block
+from autotuner.atk import performance_json
+from autotuner.atk.generated_block import replace_block
+from autotuner.atk.store import FrozenStore
 from autotuner.backends.cpu import CpuBackend
 from autotuner.baseline.check import check, compare
 from core.errors import UserError
 from core.paths import frozen_configs_file, port_file
+from core.paths import performance_json as performance_json_path
 from ops import get_op
 from storage import Baseline, CheckVerdict, open_database
 
@@ -56,16 +59,28 @@ def test_faster_is_not_a_regression():
 
 
 def freeze_case(soc: str, case_name: str = CASE) -> None:
-    """Write the default config of the case into the port's generated block as frozen for soc."""
+    """Freeze the default config of the case as the only fwd config of soc: in the performance
+    json (the frozen configs' home) and the port's generated block rendered from it."""
     spec = get_op(OP)
     case = spec.case(case_name)
+    document = performance_json.read(performance_json_path(OP))
+    sections, extra = (
+        performance_json.frozen_sections(document),
+        performance_json.extra_cases(document),
+    )
+    for by_soc in sections.values():
+        by_soc.get(soc, {}).get("kernels", {}).pop("fwd", None)
+    if case.name not in {c.name for c in spec.cases("performance")}:
+        extra[case.name] = {"shape": dict(case.shape), "dtype": case.dtype}
+    entry = {"config": spec.kernel("fwd").default(case), "label": "M1"}
+    section = sections.setdefault(case.name, {}).setdefault(soc, {"label": "M1", "kernels": {}})
+    section["kernels"]["fwd"] = entry
+    text = performance_json.render(spec, sections, extra)
+    performance_json_path(OP).write_text(text)
     path = port_file(OP)
-    source = path.read_text()
-    frozen = read_frozen(source, path)
-    entry = {"case": case.name, "dtype": case.dtype, "shape": dict(case.shape),
-             "config": spec.kernel("fwd").default(case)}  # fmt: skip
-    frozen.setdefault(soc, {})["fwd"] = [entry]
-    path.write_text(replace_block(source, frozen, path))
+    path.write_text(
+        replace_block(path.read_text(), FrozenStore.of(OP, json.loads(text)).block(), path)
+    )
 
 
 class FakeH200(CpuBackend):

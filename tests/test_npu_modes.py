@@ -49,7 +49,7 @@ def tune(db, mode: str) -> StudyRecord:
         session.add(run)
         session.commit()
         run_id = run.id
-    return Study(db, plan, Settings(seed=0, timeout_s=60), run_id, StandInPipeline()).run()
+    return Study(db, plan, Settings.of(seed=0, timeout_s=60), run_id, StandInPipeline()).run()
 
 
 def test_a_simt_winner_that_beats_the_simd_one_is_what_freeze_writes(tree, tmp_path):

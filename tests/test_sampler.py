@@ -14,6 +14,7 @@ from autotuner.search.sampler import Choice, SearchSampler
 from autotuner.search.space import config_key
 from autotuner.search.study import Plan
 from core.limits import DeviceLimits
+from core.paths import performance_json
 from ops import all_ops, get_op
 
 H200 = DeviceLimits(shared_memory_bytes=232448)
@@ -219,7 +220,7 @@ def test_warm_starts_from_frozen_configs(tree):
     siblings = warm_starts.from_frozen("jagged_dense_flash_attention", "bwd_dk", tree)
     assert siblings and all(s.soc == "H200" for s in siblings)
     assert all(math.prod(s.shape.values()) > 0 and "BLOCK_T" in s.config for s in siblings)
-    (tree / "frozen_configs" / "H200" / "jagged_dense_flash_attention.json").write_text("{")
+    performance_json("jagged_dense_flash_attention", tree).write_text("{")
     assert warm_starts.from_frozen("jagged_dense_flash_attention", "bwd_dk", tree) == []
 
 

@@ -13,7 +13,9 @@ import yaml
 
 from core.errors import UserError
 
+from . import performance_json
 from .generated_block import BEGIN_MARKER, END_MARKER, read_frozen, replace_block
+from .store import FrozenStore
 
 YAML_FIELDS = (
     "name",
@@ -186,6 +188,38 @@ def _check_performance_json(path: Path, op: str) -> list[Problem]:
     ]
 
 
+def _check_frozen_agree(kernel: Path, performance: Path, op: str) -> list[Problem]:
+    """The block's FROZEN_CONFIGS is a rendering of the performance json's frozen configs (their
+    one home, `FrozenStore`): a (soc, kernel, case) on one side only, or with another config or
+    shape, is a problem. A file damaged in itself is its own checks' problem."""
+    try:
+        held = read_frozen(kernel.read_text(encoding="utf-8"), kernel)
+        stored = FrozenStore.of(op, performance_json.read(performance)).block()
+    except UserError:
+        return []
+
+    def flat(frozen: dict) -> dict[str, object]:
+        return {
+            f"{soc} {name} {e.get('case')}": e
+            for soc, kernels in frozen.items()
+            for name, entries in kernels.items()
+            for e in entries
+        }
+
+    block, json_ = flat(held), flat(stored)
+    differ = sorted(k for k in block.keys() | json_.keys() if block.get(k) != json_.get(k))
+    if not differ:
+        return []
+    more = f" and {len(differ) - 1} more" if len(differ) > 1 else ""
+    return [
+        Problem(
+            kernel,
+            f"generated block: FROZEN_CONFIGS disagrees with {performance.name} at {differ[0]}"
+            f"{more}; `autotune freeze` renders the block from the json",
+        )
+    ]
+
+
 def _check_kernel_file(path: Path) -> list[Problem]:
     tree, problems = _parse_python(path)
     if tree is None:
@@ -291,8 +325,12 @@ def lint_op_folder(folder: Path) -> list[Problem]:
             problems += _check_api(side / f"{op}_api.py")
     if (npu / f"{op}.yaml").is_file():
         problems += _check_yaml(npu / f"{op}.yaml", op, outputs)
-    if (npu / f"{op}_performance.json").is_file():
-        problems += _check_performance_json(npu / f"{op}_performance.json", op)
+    performance = npu / f"{op}_performance.json"
+    if performance.is_file():
+        malformed = _check_performance_json(performance, op)
+        problems += malformed
+        if not malformed and (npu / f"{op}.py").is_file():
+            problems += _check_frozen_agree(npu / f"{op}.py", performance, op)
     return problems
 
 

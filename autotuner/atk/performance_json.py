@@ -62,7 +62,7 @@ def render(
     return json.dumps(document, indent=2, sort_keys=False) + "\n"
 
 
-def _all_cases(data: dict[str, Any]) -> list[dict[str, Any]]:
+def all_cases(data: dict[str, Any]) -> list[dict[str, Any]]:
     return [
         c
         for c in [*data["cases"], *data.get("extra_cases", [])]
@@ -72,7 +72,7 @@ def _all_cases(data: dict[str, Any]) -> list[dict[str, Any]]:
 
 def frozen_sections(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """case name -> soc -> frozen entry, as currently written."""
-    return {c["name"]: dict(c.get("frozen") or {}) for c in _all_cases(data)}
+    return {c["name"]: dict(c.get("frozen") or {}) for c in all_cases(data)}
 
 
 def extra_cases(data: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from sqlalchemy import select
 
 from core.errors import UserError
-from core.paths import frozen_configs_file, port_file
+from core.paths import frozen_configs_file
 from core.socs import BackendKind, socs_of
 from ops.spec import Case, Config, OpSpec
 from storage import Baseline, Database
 
-from ..atk.generated_block import read_frozen
+from ..atk.store import FrozenStore
 from ..backends import Backend, Timing
 from ..cases.store import kind_for, user_cases
 from ..measure.device_load import Watch, probes
@@ -112,15 +112,15 @@ def cases_for(spec: OpSpec, backend: Backend, db: Database | None = None) -> lis
 
 @dataclass(frozen=True)
 class FrozenSet:
-    """The configs frozen for one soc in the port file, and the label they were frozen under."""
+    """The configs frozen for one soc (`FrozenStore`), and the label of the soc's last freeze
+    (`frozen_configs/<soc>/<op>.json`)."""
 
     label: str | None
     by_kernel: dict[str, list[dict]]
 
     @classmethod
     def read(cls, spec: OpSpec, soc: str) -> FrozenSet:
-        path = port_file(spec.name)
-        frozen = read_frozen(path.read_text(encoding="utf-8"), path).get(soc, {})
+        frozen = FrozenStore.read(spec.name).block().get(soc, {})
         label_file = frozen_configs_file(soc, spec.name)
         label = None
         if label_file.exists():

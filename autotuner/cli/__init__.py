@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import warnings
 
@@ -12,6 +11,7 @@ import typer
 from core.errors import UserError
 
 from ..checkout import other_checkout
+from ..settings import settings
 from . import atk, baseline, catalog, freeze, references, report, search, serve, transfer, verify
 from .common import err_console
 
@@ -68,6 +68,14 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 _python_warning = warnings.showwarning
 
 
+def _debug() -> bool:
+    """AUTOTUNE_DEBUG (`Settings.debug`); off where the settings themselves are the error."""
+    try:
+        return settings().debug
+    except UserError:
+        return False
+
+
 def main() -> None:
     """Console entry point: bad input, ours or an option's that typer refused, is one line on
     stderr and exit code 2 (typer's `Usage:` lines and boxes left out)."""
@@ -84,7 +92,7 @@ def main() -> None:
     except typer.Abort:
         sys.exit(130)
     except (UserError, ValueError) as exc:
-        if os.environ.get("AUTOTUNE_DEBUG") == "1":
+        if _debug():
             raise
         _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
     sys.exit(code if isinstance(code, int) else 0)

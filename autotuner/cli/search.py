@@ -100,11 +100,19 @@ def run(
         list[str] | None, typer.Option("--case", help="Only this case (repeatable).")
     ] = None,
     trials: Annotated[
-        str,
+        str | None,
         typer.Option(
-            help="Measured configs per study: a number, or a share of the feasible space such as 25%."
+            help="Measured configs per study: a number, or a share of the feasible space such as "
+            "25%; unset: the effort level's."
         ),
-    ] = "48",
+    ] = None,
+    effort: Annotated[
+        str | None,
+        typer.Option(
+            help="quick, standard or thorough: the search's budget, polish and re-timing "
+            "(AUTOTUNE_EFFORT, else standard); --trials overrides its budget."
+        ),
+    ] = None,
     db: DbOption = None,
     seed: Annotated[int, typer.Option(help="Seed of the sampler.", min=0, max=2**32 - 1)] = 0,
     timeout: Annotated[
@@ -155,11 +163,16 @@ def run(
 
     from ..report.studies import summarize
     from ..search import runner
-    from ..settings import settings
+    from ..settings import EFFORTS, settings
 
     if not timeout > 0:
         raise UserError(f"--timeout must be a positive number of seconds, not {timeout:g}")
     url = db or settings().db
+    level = effort or settings().effort
+    if level not in EFFORTS:
+        raise UserError(f"unknown --effort {level!r}; use one of {', '.join(EFFORTS)}")
+    chosen = EFFORTS[level]
+    budget = _parse_trials(trials) if trials is not None else chosen.trials
     quiet_interpreter()
     progress = Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[status]}"),
@@ -186,11 +199,11 @@ def run(
 
     try:
         with progress:
-            records = runner.run(op, soc, kernels=kernel, cases=case, trials=_parse_trials(trials), db_url=url, seed=seed,
+            records = runner.run(op, soc, kernels=kernel, cases=case, trials=budget, db_url=url, seed=seed,
                                  timeout_s=timeout, restart=restart, npu_mode=npu_mode, request=request,
                                  npu_options=npu_option_names(npu_options),
                                  force=force, sampler=sampler, only_stale=stale, on_study=on_study,
-                                 on_progress=on_progress)  # fmt: skip
+                                 on_progress=on_progress, effort=chosen)  # fmt: skip
     except KeyboardInterrupt:
         err_console.print(
             "interrupted: the database is consistent; run the same command again to resume"

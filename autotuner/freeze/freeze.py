@@ -1,8 +1,10 @@
 """`autotune freeze`: each (kernel, case) study's verified winner becomes a fixed config.
 
-Three files change together, each written atomically under one lock: the generated block of
-`npu_atk_test/<op>.py`, `npu_atk_test/<op>_performance.json` and `frozen_configs/<soc>/<op>.json`;
-and a frozen version is recorded in the database when anything changed. Every file's new text is
+Three files change together, each written atomically under one lock:
+`npu_atk_test/<op>_performance.json`, the frozen configs' one home (`atk.store.FrozenStore`), and
+two renderings of it, the generated block of `npu_atk_test/<op>.py` and
+`frozen_configs/<soc>/<op>.json` (with the freeze's label and date); and a frozen version is
+recorded in the database when anything changed. Every file's new text is
 computed and checked before the first one is written, so bad input writes nothing.
 """
 
@@ -29,7 +31,8 @@ from storage import Database, FrozenVersion, Run, StudyRecord, optuna_storage
 from storage.models import content_hash
 
 from ..atk import performance_json
-from ..atk.generated_block import BEGIN_MARKER, read_frozen, replace_block
+from ..atk.generated_block import replace_block
+from ..atk.store import FrozenStore
 from ..baseline.baseline import chosen_gpu_soc, gpu_baseline
 from ..cases.store import kind_for, user_cases
 from ..search.study import kernel_source_hash
@@ -57,9 +60,6 @@ class Entry:
 
     #: The entry of the label before, which this one replaces (`history.previous_entry`).
     previous: dict[str, Any] | None = None
-
-    def block_entry(self) -> dict[str, Any]:
-        return {"case": self.case, "dtype": self.dtype, "shape": self.shape, "config": self.config}
 
     def frozen(self, label: str) -> dict[str, Any]:
         """The entry as the performance json and the database's frozen version hold it; its own
@@ -292,13 +292,8 @@ def _read(path: Path) -> str:
 
 
 def _held(spec: OpSpec, soc: str) -> set[tuple[str, str]]:
-    """(kernel, case) pairs the port file holds a config of on `soc`."""
-    path = port_file(spec.name)
-    source = _read(path)
-    if BEGIN_MARKER not in source:
-        return set()
-    frozen = read_frozen(source, path).get(soc, {})
-    return {(kernel, e["case"]) for kernel, entries in frozen.items() for e in entries}
+    """(kernel, case) pairs frozen on `soc`."""
+    return {(e.kernel, e.case) for e in FrozenStore.read(spec.name).on(soc)}
 
 
 def new_texts(
@@ -308,23 +303,12 @@ def new_texts(
     entries: list[Entry],
     kept_entries: KeptEntries | None = None,
 ) -> dict[Path, str]:
-    """The new text of each file; UserError (and nothing written) if a file is damaged. Notes in
-    each entry the record of the entry it replaces (`Entry.previous`), which the frozen version
-    of the database holds too. A kept entry without a GPU baseline gets this database's, if any,
+    """The new text of each file; UserError (and nothing written) if a file is damaged: the
+    performance json with the entries, and the port's block and `frozen_configs/` rendered from
+    it (`FrozenStore.block`). Notes in each entry the record of the entry it replaces
+    (`Entry.previous`), which the frozen version of the database holds too. A kept entry without a GPU baseline gets this database's, if any,
     with the label of this freeze and the date it was measured (`gpu_baseline_from`); upstream
     at its defaults does not change with the port's config."""
-    kernel_path = port_file(spec.name)
-    source = _read(kernel_path)
-    frozen = read_frozen(source, kernel_path)
-    for entry in entries:  # entries of other cases (and other socs) stay as they were
-        kept = [
-            e
-            for e in frozen.setdefault(soc, {}).setdefault(entry.kernel, [])
-            if e["case"] != entry.case
-        ]
-        frozen[soc][entry.kernel] = sorted([*kept, entry.block_entry()], key=lambda e: e["case"])
-    kernel_text = replace_block(source, frozen, kernel_path)
-
     perf_path = performance_json_path(spec.name)
     document = performance_json.read(perf_path)
     sections = performance_json.frozen_sections(document)
@@ -359,7 +343,9 @@ def new_texts(
             )
             kept_entries.filled.append(f"{kernel} {case}")
     perf_text = performance_json.render(spec, sections, extra)
-
+    frozen = FrozenStore.of(spec.name, json.loads(perf_text)).block()
+    kernel_path = port_file(spec.name)
+    kernel_text = replace_block(_read(kernel_path), frozen, kernel_path)
     configs_text = (
         json.dumps(
             {

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import platform
 import socket
 import subprocess
@@ -14,15 +13,18 @@ from core.paths import project_root
 from core.upstream import RECSYS_EXAMPLES
 
 from ..backends import Backend
+from ..settings import settings
 
 
 def project_commit() -> str:
     """`<sha>` of the checkout, with `-dirty` if tracked files differ; "unknown" outside git.
 
-    `AUTOTUNE_PROJECT_COMMIT` names it where the tree was copied without its .git (a device run).
+    `AUTOTUNE_PROJECT_COMMIT` (`Settings.project_commit`) names it where the tree was copied
+    without its .git (a device run).
     """
-    if os.environ.get("AUTOTUNE_PROJECT_COMMIT"):
-        return os.environ["AUTOTUNE_PROJECT_COMMIT"]
+    given = settings().project_commit
+    if given:
+        return given
     try:
         root = project_root()
     except UserError:

@@ -26,12 +26,13 @@ from ..cases.options import NO_REQUEST, CaseRequest
 from ..cases.store import kind_for, user_cases
 from ..measure.environment import environment
 from ..measure.toolchain import stale_configs, toolchain
+from ..settings import STANDARD, Effort
 from ..settings import settings as app_settings
 from . import interrupts, warm_starts
 from .claims import ClaimBoard, Owner, bury_dead_runs
 from .pipeline import Pipeline
 from .sampler import STRATEGIES
-from .study import INTERPRETER_RETIMING, Plan, Progress, Settings, Study, discard_study
+from .study import Plan, Progress, Settings, Study, discard_study
 from .workers import COMPILE, Worker, preparing_lock
 
 #: Where a study's warm starts come from: the winners of its sibling studies.
@@ -84,8 +85,8 @@ def compile_workers(backend: Backend) -> int:
     """Compile workers beside the timing worker; none on the interpreter (nothing to compile)."""
     if backend.is_interpreter:
         return 0
-    configured = os.environ.get("AUTOTUNE_COMPILE_WORKERS")
-    return int(configured) if configured else min(6, max(1, (os.cpu_count() or 2) // 2))
+    configured = app_settings().compile_workers
+    return configured or min(6, max(1, (os.cpu_count() or 2) // 2))
 
 
 def database_siblings(db: Database) -> Siblings:
@@ -139,7 +140,9 @@ def run(
     siblings: Siblings | None = None,
     on_study: Callable[[Plan], None] | None = None,
     on_progress: Callable[[Progress], None] | None = None,
+    effort: Effort = STANDARD,
 ) -> list[StudyRecord]:
+    """`effort`: the level's polish and re-timing (its budget comes as `trials`)."""
     if not (trials > 0 if isinstance(trials, int) else 0 < trials <= 1):
         raise UserError(
             f"--trials must be a positive number of trials per study or a share in (0%, 100%], not {trials}"
@@ -176,6 +179,7 @@ def run(
             trials,
             chains[kernel.name],
             sampler,
+            effort.polish,
         )
         for case in selection.cases
         for kernel in selection.kernels
@@ -188,9 +192,8 @@ def run(
     db = open_database(db_url)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
-    configured = app_settings()
     if restart and not force:
-        refuse_live_restart(db, plans, configured.stale_after_s)
+        refuse_live_restart(db, plans, app_settings().stale_after_s)
     siblings = siblings or database_siblings(db)
     # Upstream's autotune lists are GPU configs: they seed GPU studies only.
     listed = {
@@ -212,14 +215,7 @@ def run(
         session.add(record)
         session.commit()
         run_id = record.id
-    settings = Settings(
-        seed=seed,
-        timeout_s=timeout_s,
-        heartbeat_s=configured.heartbeat_s,
-        stale_after_s=configured.stale_after_s,
-        min_gain=configured.min_gain,
-        **(INTERPRETER_RETIMING if backend.is_interpreter else {}),
-    )
+    settings = Settings.of(seed, timeout_s, effort, backend.is_interpreter)
     timer = Worker(backend.soc)
     count = compile_workers(backend)
     preparing = preparing_lock() if count else None  # made only where compile workers share it

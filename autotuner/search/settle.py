@@ -22,18 +22,15 @@ from typing import Any
 import optuna
 from sqlalchemy import or_, update
 
-from core.paths import port_file
 from ops.spec import Config
 from storage import Database, StudyRecord
 from storage.models import utcnow
 
-from ..atk.generated_block import BEGIN_MARKER, read_frozen
+from ..atk.store import FrozenStore
 from ..backends import Timing
 from ..measure.stats import faster_beyond_noise
+from ..settings import STANDARD
 from .space import config_key
-
-#: The best few re-timed against the default before a winner is declared.
-RETIME_CANDIDATES = 3
 
 
 @dataclass(frozen=True)
@@ -42,31 +39,25 @@ class Rules:
     alpha: float  # ...with a one-sided Mann-Whitney p-value under this
     rounds: int
     reps: int
+    finals: int = STANDARD.finals  # the best few re-timed against the default
 
 
 def retime_candidates(
-    complete: list[optuna.trial.FrozenTrial], default: Config
+    complete: list[optuna.trial.FrozenTrial], default: Config, finals: int = STANDARD.finals
 ) -> list[optuna.trial.FrozenTrial]:
-    """The fastest few trials other than the default's, to re-time against it (`complete` sorted
-    by time). A trial whose compiler turned multibuffer off timed another config than its own;
-    that config has a trial of its own, so it never wins as multibuffered."""
+    """The fastest `finals` trials other than the default's, to re-time against it (`complete`
+    sorted by time). A trial whose compiler turned multibuffer off timed another config than its
+    own; that config has a trial of its own, so it never wins as multibuffered."""
     return [
         t
         for t in complete
         if t.user_attrs["config"] != default and not t.user_attrs.get("multibuffer_fallback")
-    ][:RETIME_CANDIDATES]
+    ][:finals]
 
 
 def frozen_config(op: str, soc: str, kernel: str, case: str) -> Config | None:
-    """The config the port file's generated block holds for (soc, kernel, case), if any (a port
-    without a generated block has none)."""
-    path = port_file(op)
-    source = path.read_text(encoding="utf-8")
-    if BEGIN_MARKER not in source:
-        return None
-    frozen = read_frozen(source, path)
-    entries = frozen.get(soc, {}).get(kernel, [])
-    return next((dict(e["config"]) for e in entries if e["case"] == case), None)
+    """The config frozen for (soc, kernel, case), if any (`FrozenStore`)."""
+    return FrozenStore.read(op).config(soc, kernel, case)
 
 
 def paired_rounds(
@@ -109,7 +100,7 @@ def retime(
     the default (and with the `frozen` config, where the study measured it); the default stays
     unless beaten beyond noise, and so does the frozen config."""
     default_trial = next((t for t in complete if t.user_attrs["config"] == default), None)
-    candidates = retime_candidates(complete, default)
+    candidates = retime_candidates(complete, default, rules.finals)
     frozen_trial = next((t for t in complete if t.user_attrs["config"] == frozen), None)
     if frozen_trial is not None and frozen != default and frozen_trial not in candidates:
         candidates.append(frozen_trial)

@@ -18,7 +18,7 @@ import math
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import optuna
@@ -33,29 +33,42 @@ from storage import Database, StudyRecord, optuna_storage
 
 from ..backends import SocProfile
 from ..measure.toolchain import fingerprint
+from ..settings import STANDARD, Effort
+from ..settings import settings as app_settings
 from . import interrupts, settle
 from .claims import ClaimBoard
 from .pipeline import Job, Pipeline, Proposal
 from .sampler import Choice, SearchSampler, polish_trials
 from .space import SearchSpace, config_key, space_for
 
-
-@dataclass(frozen=True)
-class Settings:
-    seed: int
-    timeout_s: float
-    prepare_timeout_s: float = 900.0
-    heartbeat_s: float = 10.0  # claims in flight are refreshed this often...
-    stale_after_s: float = 120.0  # ...and re-queued by others when older than this
-    min_gain: float = 0.01  # a winner must be at least this much faster than the default...
-    alpha: float = 0.01  # ...with a one-sided Mann-Whitney p-value under this
-    retime_rounds: int = 5
-    retime_reps: int = 20
-
-
 #: The re-timing on an interpreter soc, whose times are no performance: there the verdict only
 #: exercises the rule, and a few calls do (the default's 5 x 20 per config was half of a run).
 INTERPRETER_RETIMING = {"retime_rounds": 2, "retime_reps": 5}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One run's study settings: its seed, trial timeout and effort level, with the process knobs
+    (heartbeat, staleness, the winner's gain) as `autotuner.settings` gives them (`of`)."""
+
+    seed: int
+    timeout_s: float
+    effort: Effort
+    heartbeat_s: float  # claims in flight are refreshed this often...
+    stale_after_s: float  # ...and re-queued by others when older than this
+    min_gain: float  # a winner must be at least this much faster than the default...
+    alpha: float = 0.01  # ...with a one-sided Mann-Whitney p-value under this
+    prepare_timeout_s: float = 900.0
+
+    @classmethod
+    def of(
+        cls, seed: int, timeout_s: float, effort: Effort = STANDARD, interpreter: bool = False
+    ) -> Settings:
+        """The settings of a run on this process's `autotuner.settings`; on an interpreter soc
+        with `INTERPRETER_RETIMING`."""
+        knobs = app_settings()
+        effort = replace(effort, **INTERPRETER_RETIMING) if interpreter else effort
+        return cls(seed, timeout_s, effort, knobs.heartbeat_s, knobs.stale_after_s, knobs.min_gain)
 
 
 def kernel_source_hash(op: OpSpec, kernel: KernelSpec) -> str:
@@ -151,13 +164,14 @@ class Plan:
         trials: int | float,
         toolchain: dict[str, str] | None = None,
         sampler: str = "local",
+        polish: bool = STANDARD.polish,
     ) -> Plan:
         """`profile`: what the soc lets the search vary and must respect (`soc_profile`, or
         `SocProfile.of(backend)`). `trials`: a number of measured configs, or a float in (0, 1]:
         that share of the feasible configs. `toolchain` (`autotuner.measure.toolchain`) joins
         the study's name: another toolchain, another study. `sampler`: the strategy where the
         feasible configs exceed the budget (`sampler.STRATEGIES`); where they fit, every one is
-        measured."""
+        measured. `polish`: the budget's last trials go to the polish first (`Effort.polish`)."""
         space = space_for(kernel, profile.launch_options, profile.option_defaults)
         default = space.complete(kernel.default(case))
         refused = space.partition(case, profile.limits)[1]
@@ -191,7 +205,7 @@ class Plan:
             budget,
             kernel.violation(default, case, profile.limits),
             toolchain,
-            polish_trials(space, strategy, budget),
+            polish_trials(space, strategy, budget) if polish else 0,
         )
 
 
@@ -466,11 +480,13 @@ class Study:
         ) and not self.board.others_running()
         if not done or not complete or (record.verdict_trials or 0) >= len(complete):
             return record
+        effort, settings = self.settings.effort, self.settings
         rules = settle.Rules(
-            self.settings.min_gain,
-            self.settings.alpha,
-            self.settings.retime_rounds,
-            self.settings.retime_reps,
+            settings.min_gain,
+            settings.alpha,
+            effort.retime_rounds,
+            effort.retime_reps,
+            effort.finals,
         )
         plan = self.plan
         frozen = settle.frozen_config(plan.op.name, plan.soc, plan.kernel.name, plan.case.name)

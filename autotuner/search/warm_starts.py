@@ -15,7 +15,6 @@ winners measures all of it next; a smaller budget takes its first configs within
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -23,10 +22,11 @@ from pathlib import Path
 
 from sqlalchemy import or_, select
 
-from core.paths import project_root
+from core.errors import UserError
 from ops.spec import Config, KernelSpec, OpSpec
 from storage import Database, StudyRecord
 
+from ..atk.store import FrozenStore
 from .space import SearchSpace, config_key
 
 #: At most this many warm starts, and at most this share of the budget (at least one).
@@ -141,16 +141,13 @@ def from_studies(
 
 
 def from_frozen(op: str, kernel: str, root: Path | None = None) -> list[Sibling]:
-    """The frozen configs of `kernel` on every soc (`frozen_configs/<soc>/<op>.json`)."""
-    out = []
-    for path in sorted(((root or project_root()) / "frozen_configs").glob(f"*/{op}.json")):
-        try:
-            frozen = json.loads(path.read_text(encoding="utf-8"))
-            entries = frozen["frozen"].get(kernel, [])
-            out += [
-                Sibling(e["case"], e["shape"], e["dtype"], frozen["soc"], e["config"])
-                for e in entries
-            ]
-        except (OSError, ValueError, KeyError, TypeError):
-            continue  # an unreadable file seeds nothing; `autotune lint` reports it
-    return out
+    """The frozen configs of `kernel` on every soc (`FrozenStore`), by soc, then case."""
+    try:
+        store = FrozenStore.read(op, root)
+    except UserError:
+        return []  # an unreadable performance json seeds nothing; `autotune lint` reports it
+    return [
+        Sibling(e.case, e.shape, e.dtype, e.soc, e.config)
+        for e in sorted(store.entries, key=lambda e: (e.soc, e.case))
+        if e.kernel == kernel
+    ]
