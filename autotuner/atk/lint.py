@@ -12,8 +12,10 @@ from pathlib import Path
 import yaml
 
 from core.errors import UserError
+from core.files import write_files
 
 from .generated_block import BEGIN_MARKER, END_MARKER, read_frozen, replace_block
+from .support import GPU, NPU, render_support, support_name
 
 YAML_FIELDS = (
     "name",
@@ -40,11 +42,18 @@ class Problem:
 
 
 def npu_files(op: str) -> tuple[str, ...]:
-    return (f"{op}.py", f"{op}_api.py", f"{op}.yaml", f"generate_{op}.py", f"{op}_performance.json")
+    return (
+        f"{op}.py",
+        f"{op}_api.py",
+        support_name(op),
+        f"{op}.yaml",
+        f"generate_{op}.py",
+        f"{op}_performance.json",
+    )
 
 
 def gpu_files(op: str) -> tuple[str, ...]:
-    return (f"{op}.py", f"{op}_api.py")
+    return (f"{op}.py", f"{op}_api.py", support_name(op))
 
 
 def _listing(folder: Path) -> list[Path]:
@@ -204,8 +213,7 @@ def _check_kernel_file(path: Path) -> list[Problem]:
         try:
             rendered = replace_block(source, read_frozen(source, path), path)
             if rendered != source:
-                pairs = zip_longest(source.splitlines(True), rendered.splitlines(True))
-                line = next(i for i, (have, want) in enumerate(pairs, 1) if have != want)
+                line = _first_difference(source, rendered)
                 problems.append(
                     Problem(
                         path,
@@ -228,10 +236,23 @@ def _check_api(path: Path) -> list[Problem]:
         problems.append(
             Problem(
                 path,
-                "imports atk unguarded; it must import without ATK (try/except ImportError or autotuner.atk.compat)",
+                "imports atk unguarded; it must import without ATK (try/except ImportError or the folder's support file)",
             )
         )
     return problems
+
+
+def _first_difference(have: str, want: str) -> int:
+    pairs = zip_longest(have.splitlines(True), want.splitlines(True))
+    return next(i for i, (a, b) in enumerate(pairs, 1) if a != b)
+
+
+def _check_support(path: Path, op: str, side: str) -> list[Problem]:
+    have, want = path.read_text(encoding="utf-8"), render_support(op, side)
+    if have == want:
+        return []
+    line = _first_difference(have, want)
+    return [Problem(path, f"line {line} differs from its rendering (run `autotune lint --fix`)")]
 
 
 def _check_side(
@@ -289,6 +310,10 @@ def lint_op_folder(folder: Path) -> list[Problem]:
     for side in (npu, gpu):
         if (side / f"{op}_api.py").is_file():
             problems += _check_api(side / f"{op}_api.py")
+    if spec is not None:
+        for side, name in ((npu, NPU), (gpu, GPU)):
+            if (side / support_name(op)).is_file():
+                problems += _check_support(side / support_name(op), op, name)
     if (npu / f"{op}.yaml").is_file():
         problems += _check_yaml(npu / f"{op}.yaml", op, outputs)
     if (npu / f"{op}_performance.json").is_file():
@@ -296,17 +321,49 @@ def lint_op_folder(folder: Path) -> list[Problem]:
     return problems
 
 
-def lint(path: Path) -> list[Problem]:
-    """Lint one op folder, or every op folder under `path`."""
-    if not path.is_dir():
-        return [Problem(path, "not a folder")]
+def _op_folders(path: Path) -> list[Path]:
+    """`path` itself if it is an op folder, else the folders under it."""
     if (
         (path / "npu_atk_test").exists()
         or (path / "gpu_atk_test").exists()
         or (path / "README.md").exists()
     ):
-        return lint_op_folder(path)
-    folders = [p for p in _listing(path) if p.is_dir()]
+        return [path]
+    return [p for p in _listing(path) if p.is_dir()]
+
+
+def lint(path: Path) -> list[Problem]:
+    """Lint one op folder, or every op folder under `path`."""
+    if not path.is_dir():
+        return [Problem(path, "not a folder")]
+    folders = _op_folders(path)
     if not folders:
         return [Problem(path, "holds no op folders")]
     return [problem for folder in folders for problem in lint_op_folder(folder)]
+
+
+def fix(path: Path) -> list[Path]:
+    """Render again what lint checks against a rendering, in one op folder or every one under
+    `path`: each side's support file, and the port's generated block with the frozen configs it
+    holds. Returns the files that changed (written as one step)."""
+    from ops import all_ops
+
+    changed: dict[Path, str | bytes] = {}
+    for folder in _op_folders(path) if path.is_dir() else []:
+        op = folder.name
+        if op not in all_ops():
+            continue
+        for side, name in ((NPU, "npu_atk_test"), (GPU, "gpu_atk_test")):
+            target = folder / name / support_name(op)
+            if target.parent.is_dir():
+                want = render_support(op, side)
+                if not target.is_file() or target.read_text(encoding="utf-8") != want:
+                    changed[target] = want
+        port = folder / "npu_atk_test" / f"{op}.py"
+        if port.is_file():
+            source = port.read_text(encoding="utf-8")
+            want = replace_block(source, read_frozen(source, port), port)
+            if want != source:
+                changed[port] = want
+    write_files(changed)
+    return sorted(changed)

@@ -7,18 +7,13 @@
 `python generate_rms_norm.py [accuracy|performance]` prints the case list as JSON.
 """
 
-from autotuner.atk.generate import case_list, generate_inputs, main
+import os
+import sys
 
-OP = "rms_norm"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rms_norm_support import cases, generate, main  # noqa: E402  (rendered beside this file)
 
-
-def cases(kind="accuracy"):
-    return case_list(OP, kind)
-
-
-def generate(name, device="cpu", seed=0):
-    return generate_inputs(OP, name, device, seed)
-
+__all__ = ["cases", "generate"]
 
 if __name__ == "__main__":
-    main(OP)
+    main()
