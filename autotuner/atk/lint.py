@@ -15,7 +15,7 @@ from core.errors import UserError
 from core.files import write_files
 
 from .generated_block import BEGIN_MARKER, END_MARKER, read_frozen, replace_block
-from .support import GPU, NPU, render_support, support_name
+from .support import GPU, NPU, Side, render_support, support_name
 
 YAML_FIELDS = (
     "name",
@@ -247,7 +247,7 @@ def _first_difference(have: str, want: str) -> int:
     return next(i for i, (a, b) in enumerate(pairs, 1) if a != b)
 
 
-def _check_support(path: Path, op: str, side: str) -> list[Problem]:
+def _check_support(path: Path, op: str, side: Side) -> list[Problem]:
     have, want = path.read_text(encoding="utf-8"), render_support(op, side)
     if have == want:
         return []

@@ -12,18 +12,19 @@ from __future__ import annotations
 
 import importlib
 import re
-from functools import cache
-from typing import Any
+from typing import Any, Literal
 
-import jinja2
 import torch
 
 from ops import all_ops
 from ops.spec import OpSpec, Upstream
 
+from .generated_block import template
 from .pyliteral import format_literal
 
-NPU, GPU = "npu", "gpu"
+Side = Literal["npu", "gpu"]
+NPU: Side = "npu"
+GPU: Side = "gpu"
 #: Module constants of an op (or of the module it takes them from) that the APIs pass.
 MODULE_CONSTANTS = ("PADDING_VALUE", "EPS")
 #: Op spec attributes the APIs pass, and the names the support file gives them.
@@ -32,17 +33,6 @@ SPEC_CONSTANTS = {"eps": "EPS", "dropout_ratio": "DROPOUT_RATIO", "seed": "SEED"
 
 def support_name(op: str) -> str:
     return f"{op}_support.py"
-
-
-@cache
-def _template() -> jinja2.Template:
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("autotuner", "templates"),
-        keep_trailing_newline=True,
-        autoescape=False,
-        undefined=jinja2.StrictUndefined,
-    )
-    return env.get_template("atk_support.py.j2")
 
 
 def constants(spec: OpSpec) -> dict[str, Any]:
@@ -102,7 +92,7 @@ def _upstream(spec: OpSpec) -> dict[str, Any]:
     }
 
 
-def render_support(op: str, side: str) -> str:
+def render_support(op: str, side: Side) -> str:
     """The text of `<op>_support.py` for one side (NPU or GPU) of the op's folder."""
     spec = all_ops()[op]
     values = {
@@ -141,4 +131,5 @@ def render_support(op: str, side: str) -> str:
             "upstream_literal": format_literal(_upstream(spec), prefix=len("UPSTREAM = ")),
         }
     # At most two blank lines in a row, one newline at the end: as `ruff format` writes it.
-    return re.sub(r"\n{4,}", "\n\n\n", _template().render(**values)).rstrip("\n") + "\n"
+    text = template("atk_support.py.j2").render(**values)
+    return re.sub(r"\n{4,}", "\n\n\n", text).rstrip("\n") + "\n"

@@ -3,7 +3,7 @@
 # in compliance with the License. You may obtain a copy at http://www.apache.org/licenses/LICENSE-2.0
 """ATK case generator of add_position_embeddings: deterministic shapes, seeded values (no RNG-dependent shapes).
 
-`cases()` lists the accuracy cases, `generate(name)` gives one case's inputs in the API's order;
+`cases()` lists the accuracy cases, `generate(name)` gives one accuracy case's inputs in the API's order;
 `python generate_add_position_embeddings.py [accuracy|performance]` prints the case list as JSON.
 """
 

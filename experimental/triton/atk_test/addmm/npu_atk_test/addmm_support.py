@@ -308,9 +308,12 @@ def cases(kind: str = "accuracy") -> list[dict]:
 
 
 def generate(name: str, device: str = "cpu", seed: int = 0) -> list:
-    """Inputs of an accuracy case in the API's argument order (values seeded, shapes exact)."""
+    """Inputs of an accuracy case in the API's argument order: float values seeded normals,
+    shapes and integer data (offsets, lengths) exactly the case's."""
     if name not in INPUTS:
-        raise ValueError(f"no accuracy case {name!r} of {OP}; valid: {', '.join(INPUTS)}")
+        if any(case["name"] == name for case in CASES["performance"]):
+            raise ValueError(f"{name!r} is a performance case: only accuracy inputs are rendered")
+        raise ValueError(f"no case {name!r} of {OP}; accuracy cases: {', '.join(INPUTS)}")
     generator = torch.Generator().manual_seed(seed)
     made = []
     for recipe in INPUTS[name]:

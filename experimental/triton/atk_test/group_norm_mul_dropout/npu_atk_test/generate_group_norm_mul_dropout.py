@@ -4,7 +4,7 @@
 """ATK case generator of group_norm_mul_dropout: deterministic shapes, seeded values (no
 RNG-dependent shapes).
 
-`cases()` lists the accuracy cases, `generate(name)` gives one case's inputs in the API's order;
+`cases()` lists the accuracy cases, `generate(name)` gives one accuracy case's inputs in the API's order;
 `python generate_group_norm_mul_dropout.py [accuracy|performance]` prints the case list as JSON.
 """
 

@@ -4,7 +4,7 @@
 """ATK case generator of jagged_dense_bmm_broadcast_add: deterministic shapes and lengths, seeded
 values (no RNG-dependent shapes).
 
-`cases()` lists the accuracy cases, `generate(name)` gives one case's inputs in the API's order;
+`cases()` lists the accuracy cases, `generate(name)` gives one accuracy case's inputs in the API's order;
 `python generate_jagged_dense_bmm_broadcast_add.py [accuracy|performance]` prints the case list as
 JSON.
 """
