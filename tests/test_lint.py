@@ -169,8 +169,19 @@ def test_stale_support_files_and_fix(folder):
     found = messages(folder)
     assert f"{npu}: line {line} differs from its rendering (run `autotune lint --fix`)" in found
     assert f"{gpu}: missing" in found
-    assert len(found) == 3
+    # and the GPU side's API and port import it
+    assert sum(f"imports {OP}_support" in m for m in found) == 2
+    assert len(found) == 5
     assert fix(folder) == [gpu, kernel, npu]
     assert messages(folder) == []
     assert read_frozen(kernel.read_text(), kernel) == frozen
     assert fix(folder) == []
+
+
+def test_imports_outside_the_folder(folder):
+    api = folder / "npu_atk_test" / f"{OP}_api.py"
+    edit(api, "import os\n", "import os\n\nimport ops.jagged\nfrom core.upstream import load\n")
+    assert messages(folder) == [
+        f"{api}: imports core: a folder copied alone has only torch, triton and its files",
+        f"{api}: imports ops: a folder copied alone has only torch, triton and its files",
+    ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import sys
 from dataclasses import dataclass
 from itertools import zip_longest
 from pathlib import Path
@@ -30,6 +31,8 @@ YAML_FIELDS = (
 )
 PROVENANCE_FIELDS = ("repository", "commit", "file", "lines")
 LICENSE_LINES = 6  # the header must sit in the first lines of a file
+#: What a folder's Python files may import besides the standard library and the files beside them.
+ALONE_IMPORTS = frozenset({"torch", "triton", "atk"})
 
 
 @dataclass(frozen=True)
@@ -242,6 +245,32 @@ def _check_api(path: Path) -> list[Problem]:
     return problems
 
 
+def _imported(tree: ast.Module) -> set[str]:
+    """The top-level packages a module imports by absolute name."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def _check_imports(path: Path) -> list[Problem]:
+    """A folder's Python file imports only the standard library, torch, triton, ATK and the
+    files beside it: copied out of this repository, it must still import."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except SyntaxError:
+        return []  # reported once, by the file's own check
+    beside = {p.stem for p in path.parent.glob("*.py")}
+    found = _imported(tree) - ALONE_IMPORTS - beside - set(sys.stdlib_module_names)
+    return [
+        Problem(path, f"imports {name}: a folder copied alone has only torch, triton and its files")
+        for name in sorted(found)
+    ]
+
+
 def _first_difference(have: str, want: str) -> int:
     pairs = zip_longest(have.splitlines(True), want.splitlines(True))
     return next(i for i, (a, b) in enumerate(pairs, 1) if a != b)
@@ -304,7 +333,7 @@ def lint_op_folder(folder: Path) -> list[Problem]:
     problems += _check_side(gpu, gpu_files(op), (r".*\.ya?ml", r"generate_.*\.py", r".*\.json"))
     for path in [*(npu / n for n in npu_files(op)), *(gpu / n for n in gpu_files(op))]:
         if path.is_file() and path.suffix == ".py":
-            problems += _check_license(path)
+            problems += _check_license(path) + _check_imports(path)
     if (npu / f"{op}.py").is_file():
         problems += _check_kernel_file(npu / f"{op}.py")
     for side in (npu, gpu):
