@@ -374,7 +374,8 @@ def lint(path: Path) -> list[Problem]:
 def fix(path: Path) -> list[Path]:
     """Render again what lint checks against a rendering, in one op folder or every one under
     `path`: each side's support file, and the port's generated block with the frozen configs it
-    holds. Returns the files that changed (written as one step)."""
+    holds (a port whose block cannot be read is left as it is, for lint to report). Returns the
+    files that changed (written as one step)."""
     from ops import all_ops
 
     changed: dict[Path, str | bytes] = {}
@@ -391,7 +392,10 @@ def fix(path: Path) -> list[Path]:
         port = folder / "npu_atk_test" / f"{op}.py"
         if port.is_file():
             source = port.read_text(encoding="utf-8")
-            want = replace_block(source, read_frozen(source, port), port)
+            try:
+                want = replace_block(source, read_frozen(source, port), port)
+            except UserError:
+                continue  # a damaged block is lint's to report, not fix's to guess
             if want != source:
                 changed[port] = want
     write_files(changed)
