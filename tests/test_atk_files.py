@@ -7,7 +7,6 @@ import sys
 import pytest
 import torch
 
-from autotuner.atk.compat import ATK_AVAILABLE, InputDataset
 from core.paths import atk_dir
 from ops import all_ops
 
@@ -22,7 +21,6 @@ def load(path, name):
 @pytest.mark.parametrize("op", list(all_ops()))
 @pytest.mark.parametrize("side", ["npu_atk_test", "gpu_atk_test"])
 def test_api_runs_without_atk(op, side, cpu, monkeypatch):
-    assert not ATK_AVAILABLE
     if (
         side == "gpu_atk_test"
         and op != "jagged_dense_flash_attention"
@@ -34,8 +32,12 @@ def test_api_runs_without_atk(op, side, cpu, monkeypatch):
         pytest.skip(spec.upstream.missing())
     folder = atk_dir(op) / side
     monkeypatch.setattr(sys, "path", list(sys.path))
-    sys.modules.pop(op, None)  # the API imports its kernel file by its bare name
+    # The API imports its kernel and support files by their bare names.
+    for name in (op, f"{op}_support"):
+        sys.modules.pop(name, None)
     api = load(folder / f"{op}_api.py", f"_atk_api_{side}_{op}")
+    support = sys.modules.pop(f"{op}_support")  # each side has its own (ATK runs them apart)
+    assert not support.ATK_AVAILABLE
     generator = load(atk_dir(op) / "npu_atk_test" / f"generate_{op}.py", f"_atk_gen_{op}")
     cases = generator.cases()
     assert [c["name"] for c in cases] == [c.name for c in spec.cases("accuracy")]
@@ -49,7 +51,7 @@ def test_api_runs_without_atk(op, side, cpu, monkeypatch):
     cls = next(
         v for v in vars(api).values() if isinstance(v, type) and getattr(v, "atk_name", None) == op
     )
-    outputs = cls(None)(InputDataset(args))
+    outputs = cls(None)(support.InputDataset(args))
     outputs = outputs if isinstance(outputs, tuple) else (outputs,)
     golden = spec.reference(dict(zip(spec.input_names, args, strict=True)))
     inputs = dict(zip(spec.input_names, args, strict=True))
@@ -58,7 +60,8 @@ def test_api_runs_without_atk(op, side, cpu, monkeypatch):
         assert torch.allclose(
             spec.comparable(name, value, inputs).double(), want, rtol=1e-4, atol=1e-5
         ), (side, name)
-    sys.modules.pop(op, None)
+    for name in (op, f"{op}_support"):
+        sys.modules.pop(name, None)
 
 
 @pytest.mark.parametrize(

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from autotuner.atk.generated_block import BEGIN_MARKER
-from autotuner.atk.lint import lint
+from autotuner.atk.generated_block import BEGIN_MARKER, read_frozen
+from autotuner.atk.lint import fix, lint
 from core.paths import ATK_ROOT
 
 from .conftest import ROOT
@@ -83,7 +83,7 @@ def test_license_markers_atk_guard_and_json(folder):
     api = folder / "gpu_atk_test" / f"{OP}_api.py"
     edit(
         api,
-        "from autotuner.atk.compat import BaseApi, register",
+        f"from {OP}_support import PADDING_VALUE, BaseApi, register",
         "from atk.tasks.api_execute import register",
     )
     perf = folder / "npu_atk_test" / f"{OP}_performance.json"
@@ -154,4 +154,34 @@ def test_hand_edited_shared_helper(tree, op, old, new):
     edit(kernel, old, new)
     assert messages(folder) == [
         f"{kernel}: generated block: line {line} differs from what `autotune freeze` writes (edited by hand?)"
+    ]
+
+
+def test_stale_support_files_and_fix(folder):
+    npu = folder / "npu_atk_test" / f"{OP}_support.py"
+    gpu = folder / "gpu_atk_test" / f"{OP}_support.py"
+    kernel = folder / "npu_atk_test" / f"{OP}.py"
+    frozen = read_frozen(kernel.read_text(), kernel)
+    edit(npu, "PADDING_VALUE = -1.0", "PADDING_VALUE = 0.0")
+    gpu.unlink()
+    edit(kernel, "_PICKED = {}", "_PICKED = {}  # tweaked")
+    line = line_of(npu, "PADDING_VALUE")
+    found = messages(folder)
+    assert f"{npu}: line {line} differs from its rendering (run `autotune lint --fix`)" in found
+    assert f"{gpu}: missing" in found
+    # and the GPU side's API and port import it
+    assert sum(f"imports {OP}_support" in m for m in found) == 2
+    assert len(found) == 5
+    assert fix(folder) == [gpu, kernel, npu]
+    assert messages(folder) == []
+    assert read_frozen(kernel.read_text(), kernel) == frozen
+    assert fix(folder) == []
+
+
+def test_imports_outside_the_folder(folder):
+    api = folder / "npu_atk_test" / f"{OP}_api.py"
+    edit(api, "import os\n", "import os\n\nimport ops.jagged\nfrom core.upstream import load\n")
+    assert messages(folder) == [
+        f"{api}: imports core: a folder copied alone has only torch, triton and its files",
+        f"{api}: imports ops: a folder copied alone has only torch, triton and its files",
     ]

@@ -73,14 +73,15 @@ def nearest_warning(message: str) -> tuple[str, str] | None:
 
 
 @cache
-def _template() -> jinja2.Template:
+def template(name: str) -> jinja2.Template:
+    """A template of `autotuner/templates` (the port block, the folders' support files)."""
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("autotuner", "templates"),
         keep_trailing_newline=True,
         autoescape=False,
         undefined=jinja2.StrictUndefined,
     )
-    return env.get_template("generated_block.py.j2")
+    return env.get_template(name)
 
 
 def _port_kernels(op: str) -> tuple[KernelSpec, ...]:
@@ -115,7 +116,7 @@ def render_block(
         soc: {kernel: frozen[soc][kernel] for kernel in sorted(frozen[soc])}
         for soc in sorted(frozen)
     }
-    return _template().render(
+    return template("generated_block.py.j2").render(
         begin_marker=BEGIN_MARKER,
         end_marker=END_MARKER,
         frozen=format_literal(ordered, prefix=len("FROZEN_CONFIGS = ")),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import sys
 from dataclasses import dataclass
 from itertools import zip_longest
 from pathlib import Path
@@ -12,10 +13,12 @@ from pathlib import Path
 import yaml
 
 from core.errors import UserError
+from core.files import write_files
 
 from . import performance_json
 from .generated_block import BEGIN_MARKER, END_MARKER, read_frozen, replace_block
 from .store import FrozenStore
+from .support import GPU, NPU, Side, render_support, support_name
 
 YAML_FIELDS = (
     "name",
@@ -30,6 +33,8 @@ YAML_FIELDS = (
 )
 PROVENANCE_FIELDS = ("repository", "commit", "file", "lines")
 LICENSE_LINES = 6  # the header must sit in the first lines of a file
+#: What a folder's Python files may import besides the standard library and the files beside them.
+ALONE_IMPORTS = frozenset({"torch", "triton", "atk"})
 
 
 @dataclass(frozen=True)
@@ -42,11 +47,18 @@ class Problem:
 
 
 def npu_files(op: str) -> tuple[str, ...]:
-    return (f"{op}.py", f"{op}_api.py", f"{op}.yaml", f"generate_{op}.py", f"{op}_performance.json")
+    return (
+        f"{op}.py",
+        f"{op}_api.py",
+        support_name(op),
+        f"{op}.yaml",
+        f"generate_{op}.py",
+        f"{op}_performance.json",
+    )
 
 
 def gpu_files(op: str) -> tuple[str, ...]:
-    return (f"{op}.py", f"{op}_api.py")
+    return (f"{op}.py", f"{op}_api.py", support_name(op))
 
 
 def _listing(folder: Path) -> list[Path]:
@@ -238,8 +250,7 @@ def _check_kernel_file(path: Path) -> list[Problem]:
         try:
             rendered = replace_block(source, read_frozen(source, path), path)
             if rendered != source:
-                pairs = zip_longest(source.splitlines(True), rendered.splitlines(True))
-                line = next(i for i, (have, want) in enumerate(pairs, 1) if have != want)
+                line = _first_difference(source, rendered)
                 problems.append(
                     Problem(
                         path,
@@ -262,10 +273,49 @@ def _check_api(path: Path) -> list[Problem]:
         problems.append(
             Problem(
                 path,
-                "imports atk unguarded; it must import without ATK (try/except ImportError or autotuner.atk.compat)",
+                "imports atk unguarded; it must import without ATK (try/except ImportError or the folder's support file)",
             )
         )
     return problems
+
+
+def _imported(tree: ast.Module) -> set[str]:
+    """The top-level packages a module imports by absolute name."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def _check_imports(path: Path) -> list[Problem]:
+    """A folder's Python file imports only the standard library, torch, triton, ATK and the
+    files beside it: copied out of this repository, it must still import."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except SyntaxError:
+        return []  # reported once, by the file's own check
+    beside = {p.stem for p in path.parent.glob("*.py")}
+    found = _imported(tree) - ALONE_IMPORTS - beside - set(sys.stdlib_module_names)
+    return [
+        Problem(path, f"imports {name}: a folder copied alone has only torch, triton and its files")
+        for name in sorted(found)
+    ]
+
+
+def _first_difference(have: str, want: str) -> int:
+    pairs = zip_longest(have.splitlines(True), want.splitlines(True))
+    return next(i for i, (a, b) in enumerate(pairs, 1) if a != b)
+
+
+def _check_support(path: Path, op: str, side: Side) -> list[Problem]:
+    have, want = path.read_text(encoding="utf-8"), render_support(op, side)
+    if have == want:
+        return []
+    line = _first_difference(have, want)
+    return [Problem(path, f"line {line} differs from its rendering (run `autotune lint --fix`)")]
 
 
 def _check_side(
@@ -317,12 +367,16 @@ def lint_op_folder(folder: Path) -> list[Problem]:
     problems += _check_side(gpu, gpu_files(op), (r".*\.ya?ml", r"generate_.*\.py", r".*\.json"))
     for path in [*(npu / n for n in npu_files(op)), *(gpu / n for n in gpu_files(op))]:
         if path.is_file() and path.suffix == ".py":
-            problems += _check_license(path)
+            problems += _check_license(path) + _check_imports(path)
     if (npu / f"{op}.py").is_file():
         problems += _check_kernel_file(npu / f"{op}.py")
     for side in (npu, gpu):
         if (side / f"{op}_api.py").is_file():
             problems += _check_api(side / f"{op}_api.py")
+    if spec is not None:
+        for side, name in ((npu, NPU), (gpu, GPU)):
+            if (side / support_name(op)).is_file():
+                problems += _check_support(side / support_name(op), op, name)
     if (npu / f"{op}.yaml").is_file():
         problems += _check_yaml(npu / f"{op}.yaml", op, outputs)
     performance = npu / f"{op}_performance.json"
@@ -334,17 +388,60 @@ def lint_op_folder(folder: Path) -> list[Problem]:
     return problems
 
 
-def lint(path: Path) -> list[Problem]:
-    """Lint one op folder, or every op folder under `path`."""
-    if not path.is_dir():
-        return [Problem(path, "not a folder")]
+def _op_folders(path: Path) -> list[Path]:
+    """`path` itself if it is an op folder, else the folders under it."""
     if (
         (path / "npu_atk_test").exists()
         or (path / "gpu_atk_test").exists()
         or (path / "README.md").exists()
     ):
-        return lint_op_folder(path)
-    folders = [p for p in _listing(path) if p.is_dir()]
+        return [path]
+    return [p for p in _listing(path) if p.is_dir()]
+
+
+def lint(path: Path) -> list[Problem]:
+    """Lint one op folder, or every op folder under `path`."""
+    if not path.is_dir():
+        return [Problem(path, "not a folder")]
+    folders = _op_folders(path)
     if not folders:
         return [Problem(path, "holds no op folders")]
     return [problem for folder in folders for problem in lint_op_folder(folder)]
+
+
+def fix(path: Path) -> list[Path]:
+    """Render again what lint checks against a rendering, in one op folder or every one under
+    `path`: each side's support file, and the port's generated block with the frozen configs it
+    holds: those of the performance json, their home (`FrozenStore`), where the folder has one
+    (a port whose block or json cannot be read is left as it is, for lint to report). Returns
+    the files that changed (written as one step)."""
+    from ops import all_ops
+
+    changed: dict[Path, str | bytes] = {}
+    for folder in _op_folders(path) if path.is_dir() else []:
+        op = folder.name
+        if op not in all_ops():
+            continue
+        for side, name in ((NPU, "npu_atk_test"), (GPU, "gpu_atk_test")):
+            target = folder / name / support_name(op)
+            if target.parent.is_dir():
+                want = render_support(op, side)
+                if not target.is_file() or target.read_text(encoding="utf-8") != want:
+                    changed[target] = want
+        port = folder / "npu_atk_test" / f"{op}.py"
+        if port.is_file():
+            source = port.read_text(encoding="utf-8")
+            performance = port.with_name(f"{op}_performance.json")
+            try:
+                frozen = (
+                    FrozenStore.of(op, performance_json.read(performance)).block()
+                    if performance.is_file()
+                    else read_frozen(source, port)
+                )
+                want = replace_block(source, frozen, port)
+            except UserError:
+                continue  # a damaged block is lint's to report, not fix's to guess
+            if want != source:
+                changed[port] = want
+    write_files(changed)
+    return sorted(changed)

@@ -12,13 +12,25 @@ from .common import console, err_console
 
 def lint(
     path: Annotated[Path | None, typer.Argument(help="An op folder or a folder of them.")] = None,
+    fix: Annotated[
+        bool,
+        typer.Option(
+            "--fix",
+            help="Render each folder's support files and port block again first (frozen configs kept).",
+        ),
+    ] = False,
 ) -> None:
-    """Check ATK folders against DESIGN.md: files, provenance, license, yaml fields."""
+    """Check ATK folders against DESIGN.md: files, provenance, license, yaml fields, and that
+    the rendered files (support files, port blocks) are current."""
     from core.paths import ATK_ROOT, project_root
 
+    from ..atk.lint import fix as run_fix
     from ..atk.lint import lint as run_lint
 
     target = path or project_root() / ATK_ROOT
+    if fix:
+        for written in run_fix(target):
+            console.print(f"rendered {written}", markup=False, highlight=False, soft_wrap=True)
     problems = run_lint(target)
     for problem in problems:
         console.print(str(problem), markup=False, highlight=False, soft_wrap=True)

@@ -7,10 +7,9 @@ file beside this one."""
 import os
 import sys
 
-from autotuner.atk.compat import BaseApi, register  # ATK's classes, or stand-ins without ATK
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import add_position_embeddings as kernel  # noqa: E402
+from add_position_embeddings_support import BaseApi, register  # noqa: E402
 
 
 class _Ctx:

@@ -8,9 +8,9 @@
 # commons module it imports) against the pin. Nothing of upstream is copied into this repository.
 """Upstream add_timestamp_position_embeddings (GPU side): the functions ATK's GPU server calls."""
 
-from ops.add_timestamp_position_embeddings import SPEC
+from add_timestamp_position_embeddings_support import load_upstream
 
-_upstream = SPEC.upstream.load()
+_upstream = load_upstream()
 triton_add_timestamp_positional_embeddings = _upstream.triton_add_timestamp_positional_embeddings
 _AddTimestampPositionEmbeddingsFunction = _upstream._AddTimestampPositionEmbeddingsFunction
 _add_timestamp_position_embeddings_kernel = _upstream._add_timestamp_position_embeddings_kernel

@@ -9,10 +9,9 @@ import sys
 
 import torch
 
-from autotuner.atk.compat import BaseApi, register  # ATK's classes, or stand-ins without ATK
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import add_timestamp_position_embeddings as kernel  # noqa: E402
+from add_timestamp_position_embeddings_support import BaseApi, register  # noqa: E402
 
 
 @register("add_timestamp_position_embeddings")

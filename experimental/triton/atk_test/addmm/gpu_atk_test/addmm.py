@@ -8,9 +8,9 @@
 # commons module it imports) against the pin. Nothing of upstream is copied into this repository.
 """Upstream addmm (GPU side): the functions ATK's GPU server calls."""
 
-from ops.addmm import SPEC
+from addmm_support import load_upstream
 
-_upstream = SPEC.upstream.load()
+_upstream = load_upstream()
 triton_addmm = _upstream.triton_addmm
 triton_addmm_silu_fwd = _upstream.triton_addmm_silu_fwd
 triton_addmm_silu_bwd = _upstream.triton_addmm_silu_bwd

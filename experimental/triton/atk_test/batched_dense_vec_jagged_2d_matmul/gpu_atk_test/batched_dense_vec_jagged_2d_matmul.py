@@ -8,8 +8,8 @@
 # and never runs fbgemm_gpu/__init__.py. Nothing of upstream is copied into this repository.
 """Upstream batched_dense_vec_jagged_2d_matmul (GPU side): the functions ATK's GPU server calls."""
 
-from ops.batched_dense_vec_jagged_2d_matmul import SPEC
+from batched_dense_vec_jagged_2d_matmul_support import load_upstream
 
-_upstream = SPEC.upstream.load()
+_upstream = load_upstream()
 batched_dense_vec_jagged_2d_matmul = _upstream.batched_dense_vec_jagged_2d_matmul
 triton_batched_dense_vec_jagged_2d_matmul = _upstream.triton_batched_dense_vec_jagged_2d_matmul

@@ -6,10 +6,9 @@
 import os
 import sys
 
-from autotuner.atk.compat import BaseApi, register  # ATK's classes, or stand-ins without ATK
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import batched_dense_vec_jagged_2d_matmul as kernel  # noqa: E402
+from batched_dense_vec_jagged_2d_matmul_support import BaseApi, register  # noqa: E402
 
 
 @register("batched_dense_vec_jagged_2d_matmul")

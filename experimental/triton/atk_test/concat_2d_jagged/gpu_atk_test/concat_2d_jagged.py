@@ -9,9 +9,9 @@
 # upstream is copied into this repository.
 """Upstream concat_2d_jagged (GPU side): the functions ATK's GPU server calls."""
 
-from ops.concat_2d_jagged import SPEC
+from concat_2d_jagged_support import load_upstream
 
-_upstream = SPEC.upstream.load()
+_upstream = load_upstream()
 triton_concat_2D_jagged = _upstream.triton_concat_2D_jagged
 triton_concat_2D_jagged_jagged = _upstream.triton_concat_2D_jagged_jagged
 triton_concat_2D_dense_jagged = _upstream.triton_concat_2D_dense_jagged

@@ -8,10 +8,9 @@ import sys
 
 import torch
 
-from autotuner.atk.compat import BaseApi, register  # ATK's classes, or stand-ins without ATK
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import concat_2d_jagged as kernel  # noqa: E402
+from concat_2d_jagged_support import BaseApi, register  # noqa: E402
 
 
 @register("concat_2d_jagged")

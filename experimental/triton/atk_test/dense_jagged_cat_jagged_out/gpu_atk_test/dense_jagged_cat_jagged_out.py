@@ -8,8 +8,8 @@
 # and never runs fbgemm_gpu/__init__.py. Nothing of upstream is copied into this repository.
 """Upstream dense_jagged_cat_jagged_out (GPU side): the functions ATK's GPU server calls."""
 
-from ops.dense_jagged_cat_jagged_out import SPEC
+from dense_jagged_cat_jagged_out_support import load_upstream
 
-_upstream = SPEC.upstream.load()
+_upstream = load_upstream()
 dense_jagged_cat_jagged_out = _upstream.dense_jagged_cat_jagged_out
 dense_jagged_cat_jagged_out_kernel = _upstream.dense_jagged_cat_jagged_out_kernel

@@ -8,9 +8,8 @@
 # and never runs fbgemm_gpu/__init__.py. Nothing of upstream is copied into this repository.
 """Upstream dense_to_jagged (GPU side): the functions ATK's GPU server calls."""
 
-from core.upstream import load
-from ops.dense_to_jagged import SPEC
+from dense_to_jagged_support import load_upstream
 
-_upstream = load(SPEC.upstream.file, SPEC.upstream.sha256)
+_upstream = load_upstream()
 dense_to_jagged = _upstream.dense_to_jagged
 triton_dense_to_jagged = _upstream.triton_dense_to_jagged

@@ -9,12 +9,9 @@ import sys
 
 import torch
 
-from autotuner.atk.compat import BaseApi, register  # ATK's classes, or stand-ins without ATK
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import group_norm_mul_dropout as kernel  # noqa: E402
-
-from ops.group_norm_mul_dropout import SPEC  # noqa: E402  (the cases' eps, ratio and seed)
+from group_norm_mul_dropout_support import DROPOUT_RATIO, EPS, SEED, BaseApi, register  # noqa: E402
 
 
 @register("group_norm_mul_dropout")
@@ -28,8 +25,8 @@ class GroupNormMulDropoutApi(BaseApi):
         heads = weight.numel()
         leaves = tuple(t.detach().requires_grad_() for t in (x, u, weight, bias))
         y = kernel.triton_norm_mul_dropout(
-            *leaves, SPEC.eps, SPEC.dropout_ratio, True, False, group_norm=True,
-            num_heads=heads, linear_dim=x.size(1) // heads, seed=SPEC.seed,
+            *leaves, EPS, DROPOUT_RATIO, True, False, group_norm=True,
+            num_heads=heads, linear_dim=x.size(1) // heads, seed=SEED,
         )  # fmt: skip
         grads = torch.autograd.grad(y, leaves, dy)
         return (y.detach(), *grads)

@@ -4,22 +4,17 @@
 """ATK case generator of group_norm_mul_dropout: deterministic shapes, seeded values (no
 RNG-dependent shapes).
 
-`cases()` lists the accuracy cases, `generate(name)` gives one case's inputs in the API's order;
+`cases()` lists the accuracy cases, `generate(name)` gives one accuracy case's inputs in the API's order;
 `python generate_group_norm_mul_dropout.py [accuracy|performance]` prints the case list as JSON.
 """
 
-from autotuner.atk.generate import case_list, generate_inputs, main
+import os
+import sys
 
-OP = "group_norm_mul_dropout"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from group_norm_mul_dropout_support import cases, generate, main  # noqa: E402  (rendered beside this file)
 
-
-def cases(kind="accuracy"):
-    return case_list(OP, kind)
-
-
-def generate(name, device="cpu", seed=0):
-    return generate_inputs(OP, name, device, seed)
-
+__all__ = ["cases", "generate"]
 
 if __name__ == "__main__":
-    main(OP)
+    main()

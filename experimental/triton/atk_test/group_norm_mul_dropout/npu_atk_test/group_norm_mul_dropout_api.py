@@ -8,12 +8,9 @@ import sys
 
 import torch
 
-from autotuner.atk.compat import BaseApi, register  # ATK's classes, or stand-ins without ATK
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import group_norm_mul_dropout as kernel  # noqa: E402
-
-from ops.group_norm_mul_dropout import SPEC  # noqa: E402  (the cases' eps, ratio and seed)
+from group_norm_mul_dropout_support import DROPOUT_RATIO, EPS, SEED, BaseApi, register  # noqa: E402
 
 
 @register("group_norm_mul_dropout")
@@ -28,12 +25,12 @@ class GroupNormMulDropoutApi(BaseApi):
         leaves = tuple(t.detach().requires_grad_() for t in (x, u, weight, bias))
         y = kernel.group_norm_mul_dropout(
             *leaves,
-            SPEC.eps,
-            SPEC.dropout_ratio,
+            EPS,
+            DROPOUT_RATIO,
             True,
             num_heads=heads,
             linear_dim=x.size(1) // heads,
-            seed=SPEC.seed,
+            seed=SEED,
         )
         grads = torch.autograd.grad(y, leaves, dy)
         return (y.detach(), *grads)

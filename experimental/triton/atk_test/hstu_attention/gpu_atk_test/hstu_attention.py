@@ -9,9 +9,9 @@
 # upstream is copied into this repository.
 """Upstream hstu_attention (GPU side): the functions ATK's GPU server calls."""
 
-from ops.hstu_attention import SPEC
+from hstu_attention_support import load_upstream
 
-_upstream = SPEC.upstream.load()
+_upstream = load_upstream()
 triton_hstu_mha = _upstream.triton_hstu_mha
 triton_cached_hstu_mha = _upstream.triton_cached_hstu_mha
 triton_hstu_attention_fwd = _upstream.triton_hstu_attention_fwd

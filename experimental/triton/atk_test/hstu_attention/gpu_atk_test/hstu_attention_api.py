@@ -7,10 +7,9 @@ beside this one."""
 import os
 import sys
 
-from autotuner.atk.compat import BaseApi, register  # ATK's classes, or stand-ins without ATK
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hstu_attention as kernel  # noqa: E402
+from hstu_attention_support import BaseApi, register  # noqa: E402
 
 
 @register("hstu_attention")

@@ -8,10 +8,9 @@
 # the file's sha256 and never runs fbgemm_gpu/__init__.py. Nothing of upstream is copied here.
 """Upstream jagged2_softmax (GPU side): the functions ATK's GPU server calls."""
 
-from core.upstream import load
-from ops.jagged2_softmax import SPEC
+from jagged2_softmax_support import load_upstream
 
-_upstream = load(SPEC.upstream.file, SPEC.upstream.sha256)
+_upstream = load_upstream()
 jagged2_softmax = _upstream.jagged2_softmax
 Jagged2Softmax = _upstream.Jagged2Softmax
 jagged_2_softmax_kernel = _upstream.jagged_2_softmax_kernel

@@ -8,10 +8,9 @@
 # file's sha256 and never runs fbgemm_gpu/__init__.py. Nothing of upstream is copied into this repository.
 """Upstream jagged2_to_padded_dense (GPU side): the functions ATK's GPU server calls."""
 
-from core.upstream import load
-from ops.jagged2_to_padded_dense import SPEC
+from jagged2_to_padded_dense_support import load_upstream
 
-_upstream = load(SPEC.upstream.file, SPEC.upstream.sha256)
+_upstream = load_upstream()
 jagged2_to_padded_dense = _upstream.jagged2_to_padded_dense
 jagged2_to_padded_dense_fwd = _upstream.jagged2_to_padded_dense_fwd
 padded_dense_to_jagged2_fwd = _upstream.padded_dense_to_jagged2_fwd

@@ -6,12 +6,9 @@
 import os
 import sys
 
-from autotuner.atk.compat import BaseApi, register  # ATK's classes, or stand-ins without ATK
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jagged2_to_padded_dense as kernel  # noqa: E402
-
-from ops.jagged2_to_padded_dense import PADDING_VALUE  # noqa: E402  (the cases pad with it)
+from jagged2_to_padded_dense_support import PADDING_VALUE, BaseApi, register  # noqa: E402
 
 
 @register("jagged2_to_padded_dense")

@@ -8,10 +8,9 @@
 # and never runs fbgemm_gpu/__init__.py. Nothing of upstream is copied into this repository.
 """Upstream jagged_dense_bmm (GPU side, the Triton path): the functions ATK's GPU server calls."""
 
-from core.upstream import load
-from ops.jagged_dense_bmm import SPEC
+from jagged_dense_bmm_support import load_upstream
 
-_upstream = load(SPEC.upstream.file, SPEC.upstream.sha256)
+_upstream = load_upstream()
 triton_jagged_dense_bmm = _upstream.triton_jagged_dense_bmm
 triton_jagged_jagged_bmm = _upstream.triton_jagged_jagged_bmm
 JaggedDenseBmm = _upstream.JaggedDenseBmm

@@ -9,9 +9,9 @@
 # of upstream is copied into this repository.
 """Upstream jagged_dense_bmm_broadcast_add (GPU side): the functions ATK's GPU server calls."""
 
-from ops.jagged_dense_bmm_broadcast_add import SPEC
+from jagged_dense_bmm_broadcast_add_support import load_upstream
 
-_upstream = SPEC.upstream.load()
+_upstream = load_upstream()
 triton_jagged_dense_bmm_broadcast_add = _upstream.triton_jagged_dense_bmm_broadcast_add
 _JaggedDenseBmmBroadcastAddFunction = _upstream._JaggedDenseBmmBroadcastAddFunction
 jagged_dense_bmm_broadcast_add_kernel = _upstream.jagged_dense_bmm_broadcast_add_kernel

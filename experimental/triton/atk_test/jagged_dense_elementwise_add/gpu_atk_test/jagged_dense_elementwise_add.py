@@ -10,9 +10,9 @@
 # sha256 checked too). Nothing of upstream is copied into this repository.
 """Upstream jagged_dense_elementwise_add (GPU side): the functions ATK's GPU server calls."""
 
-from ops.jagged_dense_elementwise_add import SPEC
+from jagged_dense_elementwise_add_support import load_upstream
 
-_upstream = SPEC._upstream()  # checks the SLL wrapper's hash, loads the kernels' module
+_upstream = load_upstream()  # checks the SLL wrapper's hash, loads the kernels' module
 dense_to_jagged = _upstream.dense_to_jagged  # JaggedDenseAdd.forward: operation_function="add"
 jagged_to_dense = _upstream.jagged_to_dense  # JaggedDenseAdd.backward: grad_dense
 triton_dense_to_jagged = _upstream.triton_dense_to_jagged

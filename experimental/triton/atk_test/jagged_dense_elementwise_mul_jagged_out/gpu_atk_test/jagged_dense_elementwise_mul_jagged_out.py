@@ -8,10 +8,9 @@
 # file's sha256 and never runs fbgemm_gpu/__init__.py. Nothing of upstream is copied into this repository.
 """Upstream jagged_dense_elementwise_mul_jagged_out (GPU side): the functions ATK's GPU server calls."""
 
-from core.upstream import load
-from ops.jagged_dense_elementwise_mul_jagged_out import SPEC
+from jagged_dense_elementwise_mul_jagged_out_support import load_upstream
 
-_upstream = load(SPEC.upstream.file, SPEC.upstream.sha256)
+_upstream = load_upstream()
 jagged_dense_elementwise_mul_jagged_out = _upstream.jagged_dense_elementwise_mul_jagged_out
 triton_jagged_dense_elementwise_mul_jagged_out = (
     _upstream.triton_jagged_dense_elementwise_mul_jagged_out

@@ -3,22 +3,17 @@
 # in compliance with the License. You may obtain a copy at http://www.apache.org/licenses/LICENSE-2.0
 """ATK case generator of jagged_dense_flash_attention: deterministic shapes and jagged lengths (no RNG-dependent shapes).
 
-`cases()` lists the accuracy cases, `generate(name)` gives one case's inputs in the API's order;
+`cases()` lists the accuracy cases, `generate(name)` gives one accuracy case's inputs in the API's order;
 `python generate_jagged_dense_flash_attention.py [accuracy|performance]` prints the case list as JSON.
 """
 
-from autotuner.atk.generate import case_list, generate_inputs, main
+import os
+import sys
 
-OP = "jagged_dense_flash_attention"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from jagged_dense_flash_attention_support import cases, generate, main  # noqa: E402  (rendered beside this file)
 
-
-def cases(kind="accuracy"):
-    return case_list(OP, kind)
-
-
-def generate(name, device="cpu", seed=0):
-    return generate_inputs(OP, name, device, seed)
-
+__all__ = ["cases", "generate"]
 
 if __name__ == "__main__":
-    main(OP)
+    main()

@@ -8,10 +8,9 @@
 # and never runs fbgemm_gpu/__init__.py. Nothing of upstream is copied into this repository.
 """Upstream jagged_flash_attention_basic (GPU side): the functions ATK's GPU server calls."""
 
-from core.upstream import load
-from ops.jagged_flash_attention_basic import SPEC
+from jagged_flash_attention_basic_support import load_upstream
 
-_upstream = load(SPEC.upstream.file, SPEC.upstream.sha256)
+_upstream = load_upstream()
 jagged_flash_attention_basic_fwd = _upstream.jagged_flash_attention_basic_fwd
 jagged_flash_attention_basic_backward = _upstream.jagged_flash_attention_basic_backward
 jagged_flash_attention_basic = _upstream.jagged_flash_attention_basic

@@ -8,10 +8,9 @@ import sys
 
 import torch
 
-from autotuner.atk.compat import BaseApi, register  # ATK's classes, or stand-ins without ATK
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jagged_flash_attention_basic as kernel  # noqa: E402
+from jagged_flash_attention_basic_support import BaseApi, register  # noqa: E402
 
 
 @register("jagged_flash_attention_basic")

@@ -8,10 +8,9 @@
 # and never runs fbgemm_gpu/__init__.py. Nothing of upstream is copied into this repository.
 """Upstream jagged_jagged_bmm (GPU side, the Triton path): the functions ATK's GPU server calls."""
 
-from core.upstream import load
-from ops.jagged_jagged_bmm import SPEC
+from jagged_jagged_bmm_support import load_upstream
 
-_upstream = load(SPEC.upstream.file, SPEC.upstream.sha256)
+_upstream = load_upstream()
 triton_jagged_jagged_bmm = _upstream.triton_jagged_jagged_bmm
 triton_jagged_dense_bmm = _upstream.triton_jagged_dense_bmm
 JaggedJaggedBmm = _upstream.JaggedJaggedBmm

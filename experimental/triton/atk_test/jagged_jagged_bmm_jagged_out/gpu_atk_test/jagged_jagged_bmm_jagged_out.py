@@ -8,9 +8,9 @@
 # and never runs fbgemm_gpu/__init__.py. Nothing of upstream is copied into this repository.
 """Upstream jagged_jagged_bmm_jagged_out (GPU side): the functions ATK's GPU server calls."""
 
-from ops.jagged_jagged_bmm_jagged_out import SPEC
+from jagged_jagged_bmm_jagged_out_support import load_upstream
 
-_upstream = SPEC.upstream.load()
+_upstream = load_upstream()
 jagged_jagged_bmm_jagged_out = _upstream.jagged_jagged_bmm_jagged_out
 triton_jagged_jagged_bmm_jagged_out = _upstream.triton_jagged_jagged_bmm_jagged_out
 triton_array_jagged_bmm_jagged_out = _upstream.triton_array_jagged_bmm_jagged_out

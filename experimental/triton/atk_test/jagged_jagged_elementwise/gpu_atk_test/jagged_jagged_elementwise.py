@@ -8,9 +8,9 @@
 # and never runs fbgemm_gpu/__init__.py. Nothing of upstream is copied into this repository.
 """Upstream jagged_jagged_elementwise (GPU side): the functions ATK's GPU server calls."""
 
-from ops.jagged_jagged_elementwise import SPEC
+from jagged_jagged_elementwise_support import load_upstream
 
-_upstream = SPEC.upstream.load()
+_upstream = load_upstream()
 triton_jagged_add_jagged = _upstream.triton_jagged_add_jagged
 triton_jagged_mul_jagged = _upstream.triton_jagged_mul_jagged
 jagged_jagged_elementwise_arithmetic_ops = _upstream.jagged_jagged_elementwise_arithmetic_ops

@@ -8,8 +8,8 @@
 # and never runs fbgemm_gpu/__init__.py. Nothing of upstream is copied into this repository.
 """Upstream jagged_self_substraction_jagged_out (GPU side): the functions ATK's GPU server calls."""
 
-from ops.jagged_self_substraction_jagged_out import SPEC
+from jagged_self_substraction_jagged_out_support import load_upstream
 
-_upstream = SPEC.upstream.load()
+_upstream = load_upstream()
 triton_jagged_self_substraction_jagged_out = _upstream.triton_jagged_self_substraction_jagged_out
 jagged_self_substraction_jagged_out_kernel = _upstream.jagged_self_substraction_jagged_out_kernel

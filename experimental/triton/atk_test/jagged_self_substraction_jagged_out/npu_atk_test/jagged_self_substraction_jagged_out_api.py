@@ -6,10 +6,9 @@
 import os
 import sys
 
-from autotuner.atk.compat import BaseApi, register  # ATK's classes, or stand-ins without ATK
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jagged_self_substraction_jagged_out as kernel  # noqa: E402
+from jagged_self_substraction_jagged_out_support import BaseApi, register  # noqa: E402
 
 
 @register("jagged_self_substraction_jagged_out")

@@ -8,10 +8,9 @@
 # the file's sha256 and never runs fbgemm_gpu/__init__.py. Nothing of upstream is copied here.
 """Upstream jagged_softmax (GPU side): the functions ATK's GPU server calls."""
 
-from core.upstream import load
-from ops.jagged_softmax import SPEC
+from jagged_softmax_support import load_upstream
 
-_upstream = load(SPEC.upstream.file, SPEC.upstream.sha256)
+_upstream = load_upstream()
 jagged_softmax_ = _upstream.jagged_softmax_
 JaggedSoftmax = _upstream.JaggedSoftmax
 jagged_softmax_kernel = _upstream.jagged_softmax_kernel

@@ -7,10 +7,9 @@ import os
 import sys
 import types
 
-from autotuner.atk.compat import BaseApi, register  # ATK's classes, or stand-ins without ATK
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jagged_softmax as kernel  # noqa: E402
+from jagged_softmax_support import BaseApi, register  # noqa: E402
 
 
 @register("jagged_softmax")

@@ -8,9 +8,8 @@
 # and never runs fbgemm_gpu/__init__.py. Nothing of upstream is copied into this repository.
 """Upstream jagged_to_padded_dense (GPU side): the functions ATK's GPU server calls."""
 
-from core.upstream import load
-from ops.jagged_to_padded_dense import SPEC
+from jagged_to_padded_dense_support import load_upstream
 
-_upstream = load(SPEC.upstream.file, SPEC.upstream.sha256)
+_upstream = load_upstream()
 jagged_to_dense = _upstream.jagged_to_dense
 triton_jagged_to_dense_optimization_2d = _upstream.triton_jagged_to_dense_optimization_2d

@@ -8,9 +8,9 @@
 # commons module it imports) against the pin. Nothing of upstream is copied into this repository.
 """Upstream layer_norm (GPU side): the functions ATK's GPU server calls."""
 
-from ops.layer_norm import SPEC
+from layer_norm_support import load_upstream
 
-_upstream = SPEC.upstream.load()
+_upstream = load_upstream()
 triton_layer_norm = _upstream.triton_layer_norm
 LayerNormFunction = _upstream.LayerNormFunction
 _weighted_layer_norm_fwd = _upstream._weighted_layer_norm_fwd

@@ -9,9 +9,9 @@
 # of upstream is copied into this repository.
 """Upstream layer_norm_mul_dropout (GPU side): the functions ATK's GPU server calls."""
 
-from ops.layer_norm_mul_dropout import SPEC
+from layer_norm_mul_dropout_support import load_upstream
 
-_upstream = SPEC.upstream.load()
+_upstream = load_upstream()
 triton_norm_mul_dropout = _upstream.triton_norm_mul_dropout
 triton_layer_norm_mul_dropout_fwd = _upstream.triton_layer_norm_mul_dropout_fwd
 triton_layer_norm_mul_dropout_bwd = _upstream.triton_layer_norm_mul_dropout_bwd

@@ -8,12 +8,9 @@ import sys
 
 import torch
 
-from autotuner.atk.compat import BaseApi, register  # ATK's classes, or stand-ins without ATK
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import layer_norm_mul_dropout as kernel  # noqa: E402
-
-from ops.layer_norm_mul_dropout import SPEC  # noqa: E402  (the cases' eps, ratio and seed)
+from layer_norm_mul_dropout_support import DROPOUT_RATIO, EPS, SEED, BaseApi, register  # noqa: E402
 
 
 @register("layer_norm_mul_dropout")
@@ -25,8 +22,6 @@ class LayerNormMulDropoutApi(BaseApi):
     def __call__(self, input_data, with_output=False):
         x, u, weight, bias, dy = input_data.args[:5]
         leaves = tuple(t.detach().requires_grad_() for t in (x, u, weight, bias))
-        y = kernel.layer_norm_mul_dropout(
-            *leaves, SPEC.eps, SPEC.dropout_ratio, True, seed=SPEC.seed
-        )
+        y = kernel.layer_norm_mul_dropout(*leaves, EPS, DROPOUT_RATIO, True, seed=SEED)
         grads = torch.autograd.grad(y, leaves, dy)
         return (y.detach(), *grads)

@@ -8,10 +8,9 @@
 # and never runs fbgemm_gpu/__init__.py. Nothing of upstream is copied into this repository.
 """Upstream multi_head_jagged_flash_attention (GPU side): the functions ATK's GPU server calls."""
 
-from core.upstream import load
-from ops.multi_head_jagged_flash_attention import SPEC
+from multi_head_jagged_flash_attention_support import load_upstream
 
-_upstream = load(SPEC.upstream.file, SPEC.upstream.sha256)
+_upstream = load_upstream()
 multi_head_jagged_flash_attention_fwd = _upstream.multi_head_jagged_flash_attention_fwd
 multi_head_jagged_flash_attention_bwd = _upstream.multi_head_jagged_flash_attention_bwd
 multi_head_jagged_flash_attention = _upstream.multi_head_jagged_flash_attention

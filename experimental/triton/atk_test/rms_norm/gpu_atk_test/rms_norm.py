@@ -8,9 +8,9 @@
 # commons module it imports) against the pin. Nothing of upstream is copied into this repository.
 """Upstream rms_norm (GPU side): the functions ATK's GPU server calls."""
 
-from ops.rms_norm import SPEC
+from rms_norm_support import load_upstream
 
-_upstream = SPEC.upstream.load()
+_upstream = load_upstream()
 triton_rms_norm = _upstream.triton_rms_norm
 RMSNormFunction = _upstream.RMSNormFunction
 _weighted_rms_norm_fwd = _upstream._weighted_rms_norm_fwd

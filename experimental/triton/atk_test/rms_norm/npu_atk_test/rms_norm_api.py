@@ -8,12 +8,9 @@ import sys
 
 import torch
 
-from autotuner.atk.compat import BaseApi, register  # ATK's classes, or stand-ins without ATK
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rms_norm as kernel  # noqa: E402
-
-from ops.norm import EPS  # noqa: E402  (the cases' epsilon)
+from rms_norm_support import EPS, BaseApi, register  # noqa: E402
 
 
 @register("rms_norm")

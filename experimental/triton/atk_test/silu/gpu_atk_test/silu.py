@@ -8,9 +8,9 @@
 # commons module it imports) against the pin. Nothing of upstream is copied into this repository.
 """Upstream silu (GPU side): the functions ATK's GPU server calls."""
 
-from ops.silu import SPEC
+from silu_support import load_upstream
 
-_upstream = SPEC.upstream.load()
+_upstream = load_upstream()
 triton_silu = _upstream.triton_silu
 triton_silu_fwd = _upstream.triton_silu_fwd
 triton_silu_bwd = _upstream.triton_silu_bwd

@@ -9,9 +9,9 @@
 # upstream is copied into this repository.
 """Upstream split_2d_jagged (GPU side): the functions ATK's GPU server calls."""
 
-from ops.split_2d_jagged import SPEC
+from split_2d_jagged_support import load_upstream
 
-_upstream = SPEC.upstream.load()
+_upstream = load_upstream()
 triton_split_2D_jagged = _upstream.triton_split_2D_jagged
 _Split2DJaggedFunction = _upstream._Split2DJaggedFunction
 split_2D_jagged = _upstream.split_2D_jagged

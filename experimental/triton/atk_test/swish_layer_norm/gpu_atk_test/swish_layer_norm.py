@@ -8,9 +8,9 @@
 # commons module it imports) against the pin. Nothing of upstream is copied into this repository.
 """Upstream swish_layer_norm (GPU side): the functions ATK's GPU server calls."""
 
-from ops.swish_layer_norm import SPEC
+from swish_layer_norm_support import load_upstream
 
-_upstream = SPEC.upstream.load()
+_upstream = load_upstream()
 triton_swish_layer_norm = _upstream.triton_swish_layer_norm
 SwishLayerNormFunction = _upstream.SwishLayerNormFunction
 _weighted_layer_norm_fwd = _upstream._weighted_layer_norm_fwd
