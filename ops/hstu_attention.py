@@ -396,7 +396,7 @@ class HstuAttention(OpSpec):
         if kernel == "fwd":
             out = port.triton_hstu_attention_fwd(
                 n, alpha, inputs["q"], inputs["k"], inputs["v"], inputs["offsets"], num_targets,
-                window, contextual, None, config=config,
+                window, contextual, None, False, config=config,
             )  # fmt: skip
             return {"out": out}
         if kernel == "bwd":
@@ -404,7 +404,7 @@ class HstuAttention(OpSpec):
             dq, dk, dv = port.triton_hstu_attention_bwd(
                 inputs["dout"], q, k, v, torch.empty_like(q), torch.empty_like(k),
                 torch.empty_like(v), inputs["offsets"], num_targets, n, alpha, window,
-                contextual, None, config=config,
+                contextual, None, False, config=config,
             )  # fmt: skip
             return {"dq": dq, "dk": dk, "dv": dv}
         if kernel == "cached_fwd":
@@ -452,9 +452,10 @@ class HstuAttention(OpSpec):
         if part == "bwd":
             dout = inputs["dout"]
             grads = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+            # scaling_seqlen given: upstream's backward takes its -1 default literally.
             return lambda: up.triton_hstu_attention_bwd(
                 dout, q, k, v, *grads, offsets, num_targets, n, alpha, window, contextual, None,
-                False,
+                False, n,
             )  # fmt: skip
         delta_q, k_cache, v_cache = inputs["delta_q"], inputs["k_cache"], inputs["v_cache"]
         cache_offsets = inputs["cache_offsets"]
