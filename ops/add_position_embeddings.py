@@ -19,31 +19,22 @@ import torch
 
 from core.upstream import RECSYS_EXAMPLES
 
-from .cases import standard_cases, total_rows
-from .jagged import skewed_lengths
-from .jagged_dense_bmm_broadcast_add import MAX_PROGRAMS, RecsysJaggedOp
+from .cases import total_rows
 from .norm import fits_registers
 from .npu_tunables import MULTIBUFFER
 from .ports import load_port
-from .spec import (
-    SHORT_DTYPE,
-    BlockFits,
-    Case,
-    CaseKind,
-    Config,
-    KernelSpec,
-    Tensors,
-    Upstream,
-    next_pow2,
-    pow2_range,
+from .position_embeddings import (
+    UPSTREAM_FILE,
+    UPSTREAM_SHA256,
+    PositionEmbeddingsOp,
+    fits,
+    fwd_kernel,
+    programs,
 )
+from .spec import Case, Config, KernelSpec, Tensors, Upstream, next_pow2, pow2_range
 from .tunable import PROGRAMS, Tunable
 
 NAME = "add_position_embeddings"
-UPSTREAM_FILE = "examples/hstu/ops/triton_ops/triton_position.py"
-UPSTREAM_SHA256 = "015fb4a0745bdff9cb6850d4dbca2245ef502c8dbb0ad2ae839451c21a9a8386"
-#: Shape key -> the letter of case names (b512_n1024_d256_k8192_bf16).
-_LETTERS = {"B": "b", "max_seq_len": "n", "D": "d", "K": "k", "C": "c"}
 
 # (B, max_seq_len, D, K, lengths): B = 1, a single row, an empty sequence, a sequence longer than
 # max_seq_len (the port alone: upstream leaves its rows past max_seq_len unwritten), positions
@@ -65,40 +56,15 @@ PERFORMANCE_SHAPES = (
 )
 
 
-def upstream_block_d(case: Case) -> int:
-    """Upstream's forward BLOCK_D: next_pow2(D) below 64, else 64."""
-    d = case.shape["D"]
-    return next_pow2(d) if d < 64 else 64
-
-
-def fwd_default(case: Case) -> Config:
-    """The first config of upstream's `_add_position_embeddings_configs` (BLOCK_N 16, one stage,
-    2 warps; its autotuner's pick among the 18 is a timing on the GPU) and its BLOCK_D."""
-    return {"BLOCK_N": 16, "BLOCK_D": upstream_block_d(case), "num_warps": 2, "num_stages": 1}
-
-
 def bwd_default(case: Case) -> Config:
     """Upstream's backward (not autotuned): one row a step, the whole row (BLOCK_D =
     next_pow2(D)), Triton's default 4 warps and 3 stages."""
     return {"BLOCK_N": 1, "BLOCK_D": next_pow2(case.shape["D"]), "num_warps": 4, "num_stages": 3}
 
 
-def _fits(tunable: str, key: str, default: Callable[[Case], Config]) -> BlockFits:
-    """A block larger than its dimension padded only moves padding (upstream's default stays
-    allowed)."""
-    return BlockFits(tunable, lambda c: max(next_pow2(c.shape[key]), default(c)[tunable]), key)
-
-
-def _fwd_grid(config: Config, case: Case) -> tuple[int]:
-    """Upstream's grid (B, max_seq_len's row blocks) as one axis, at most MAX_PROGRAMS programs."""
-    blocks = case.shape["B"] * -(-max(case.shape["max_seq_len"], 1) // config["BLOCK_N"])
-    return (max(1, min(MAX_PROGRAMS, blocks)),)
-
-
 def _bwd_grid(config: Config, case: Case) -> tuple[int]:
     """Upstream's grid (K,), here times D's column blocks, at most MAX_PROGRAMS programs."""
-    blocks = case.shape["K"] * -(-case.shape["D"] // config["BLOCK_D"])
-    return (max(1, min(MAX_PROGRAMS, blocks)),)
+    return programs(case.shape["K"] * -(-case.shape["D"] // config["BLOCK_D"]))
 
 
 def _fwd_tiles(config: Config, case: Case) -> int:
@@ -121,28 +87,8 @@ def _bwd_stream(config: Config, case: Case) -> int:
     return case.torch_dtype.itemsize * config["BLOCK_N"] * config["BLOCK_D"]
 
 
-FWD = KernelSpec(
-    name="fwd",
-    tunables=(
-        Tunable("BLOCK_N", pow2_range(1, 128)),
-        Tunable("BLOCK_D", pow2_range(1, 512)),
-        Tunable("num_warps", (2, 4, 8), launch_option=True),
-        Tunable("num_stages", (1, 2), launch_option=True),
-        MULTIBUFFER,
-        PROGRAMS,
-    ),
-    outputs=("out",),
-    default=fwd_default,
-    grid=_fwd_grid,
-    tile_bytes=_fwd_tiles,
-    stream_bytes=_fwd_stream,
-    constraints=(
-        _fits("BLOCK_N", "max_seq_len", fwd_default),
-        _fits("BLOCK_D", "D", fwd_default),
-        fits_registers,
-    ),
-    port_kernel="_add_position_fwd_kernel",
-    upstream_kernel="_add_position_embeddings_kernel",
+FWD = fwd_kernel(
+    _fwd_tiles, _fwd_stream, "_add_position_fwd_kernel", "_add_position_embeddings_kernel"
 )
 BWD = KernelSpec(
     name="bwd",
@@ -160,8 +106,8 @@ BWD = KernelSpec(
     tile_bytes=_bwd_tiles,
     stream_bytes=_bwd_stream,
     constraints=(
-        _fits("BLOCK_N", "max_seq_len", bwd_default),
-        _fits("BLOCK_D", "D", bwd_default),
+        fits("BLOCK_N", "max_seq_len", bwd_default),
+        fits("BLOCK_D", "D", bwd_default),
         fits_registers,
     ),
     port_kernel="_add_position_bwd_kernel",
@@ -175,30 +121,6 @@ def clamped_positions(offsets: torch.Tensor, high_inds: torch.Tensor) -> torch.T
     seq = torch.repeat_interleave(torch.arange(lengths.numel(), device=offsets.device), lengths)
     position = torch.arange(seq.numel(), device=offsets.device) - offsets[seq]
     return torch.minimum(position, high_inds[seq])
-
-
-class PositionEmbeddingsOp(RecsysJaggedOp):
-    """What the two position encoders of upstream's `triton_position.py` share: cases named by
-    their shape (its keys' letters: `_LETTERS`), lengths within max_seq_len."""
-
-    def make_case(self, shape, dtype, lengths, kind="accuracy", offsets=None) -> Case:
-        name = "_".join(f"{_LETTERS[k]}{shape[k]}" for k in self.shape_keys)
-        ordered = {k: shape[k] for k in self.shape_keys}
-        return Case(self.name, f"{name}_{SHORT_DTYPE[dtype]}", ordered, dtype, tuple(lengths),
-                    kind, offsets)  # fmt: skip
-
-    def cases(self, kind: CaseKind) -> list[Case]:
-        if kind == "accuracy":
-            return standard_cases(self, kind, self.accuracy_shapes, ())
-        return [
-            self.make_case(
-                dict(zip(self.shape_keys, values, strict=True)),
-                dtype,
-                skewed_lengths(values[0], values[1], overflow=1.0),
-                kind,
-            )
-            for *values, dtype in self.performance_shapes
-        ]
 
 
 class AddPositionEmbeddings(PositionEmbeddingsOp):

@@ -30,27 +30,18 @@ import torch
 
 from core.upstream import RECSYS_EXAMPLES
 
-from .add_position_embeddings import (
+from .cases import total_rows
+from .npu_tunables import MULTIBUFFER
+from .ports import load_port
+from .position_embeddings import (
     UPSTREAM_FILE,
     UPSTREAM_SHA256,
     PositionEmbeddingsOp,
-    fwd_default,
+    fits,
+    fwd_kernel,
+    programs,
 )
-from .cases import total_rows
-from .jagged_dense_bmm_broadcast_add import MAX_PROGRAMS
-from .norm import fits_registers
-from .npu_tunables import MULTIBUFFER
-from .ports import load_port
-from .spec import (
-    BlockFits,
-    Case,
-    Config,
-    KernelSpec,
-    Tensors,
-    Upstream,
-    next_pow2,
-    pow2_range,
-)
+from .spec import Case, Config, KernelSpec, Tensors, Upstream, next_pow2, pow2_range
 from .tunable import PROGRAMS, Tunable
 
 NAME = "add_timestamp_position_embeddings"
@@ -83,21 +74,10 @@ def bwd_default(case: Case) -> Config:
     return {"BLOCK": 32, "BLOCK_D": next_pow2(case.shape["D"]), "num_warps": 2, "num_stages": 2}
 
 
-def _fits(tunable: str, key: str, default: Callable[[Case], Config]) -> BlockFits:
-    return BlockFits(tunable, lambda c: max(next_pow2(c.shape[key]), default(c)[tunable]), key)
-
-
-def _fwd_grid(config: Config, case: Case) -> tuple[int]:
-    blocks = case.shape["B"] * -(-max(case.shape["max_seq_len"], 1) // config["BLOCK_N"])
-    return (max(1, min(MAX_PROGRAMS, blocks)),)
-
-
 def _bwd_grid(config: Config, case: Case) -> tuple[int]:
     """Upstream's grid (rows / BLOCK,), here times D's column blocks; one launch a table."""
-    blocks = -(-max(total_rows(case), 1) // config["BLOCK"]) * -(
-        -case.shape["D"] // config["BLOCK_D"]
-    )
-    return (max(1, min(MAX_PROGRAMS, blocks)),)
+    rows = -(-max(total_rows(case), 1) // config["BLOCK"])
+    return programs(rows * -(-case.shape["D"] // config["BLOCK_D"]))
 
 
 def _fwd_tiles(config: Config, case: Case) -> int:
@@ -119,28 +99,11 @@ def _bwd_stream(config: Config, case: Case) -> int:
     return case.torch_dtype.itemsize * config["BLOCK_D"]
 
 
-FWD = KernelSpec(
-    name="fwd",
-    tunables=(
-        Tunable("BLOCK_N", pow2_range(1, 128)),
-        Tunable("BLOCK_D", pow2_range(1, 512)),
-        Tunable("num_warps", (2, 4, 8), launch_option=True),
-        Tunable("num_stages", (1, 2), launch_option=True),
-        MULTIBUFFER,
-        PROGRAMS,
-    ),
-    outputs=("out",),
-    default=fwd_default,
-    grid=_fwd_grid,
-    tile_bytes=_fwd_tiles,
-    stream_bytes=_fwd_stream,
-    constraints=(
-        _fits("BLOCK_N", "max_seq_len", fwd_default),
-        _fits("BLOCK_D", "D", fwd_default),
-        fits_registers,
-    ),
-    port_kernel="_add_timestamp_position_fwd_kernel",
-    upstream_kernel="_add_timestamp_position_embeddings_kernel",
+FWD = fwd_kernel(
+    _fwd_tiles,
+    _fwd_stream,
+    "_add_timestamp_position_fwd_kernel",
+    "_add_timestamp_position_embeddings_kernel",
 )
 BWD = KernelSpec(
     name="bwd",
@@ -157,7 +120,7 @@ BWD = KernelSpec(
     grid=_bwd_grid,
     tile_bytes=_bwd_tiles,
     stream_bytes=_bwd_stream,
-    constraints=(_fits("BLOCK_D", "D", bwd_default),),
+    constraints=(fits("BLOCK_D", "D", bwd_default),),
     port_kernel="_add_embeddings_bwd_kernel",
     upstream_kernel="_add_embeddings_bwd_kernel",
 )

@@ -42,6 +42,7 @@ from .spec import (
     next_pow2,
     pow2_range,
 )
+from .tma import tma_missing
 from .tunable import Tunable
 
 NAME = "hstu_attention"
@@ -396,7 +397,7 @@ class HstuAttention(OpSpec):
         if kernel == "fwd":
             out = port.triton_hstu_attention_fwd(
                 n, alpha, inputs["q"], inputs["k"], inputs["v"], inputs["offsets"], num_targets,
-                window, contextual, None, config=config,
+                window, contextual, None, False, config=config,
             )  # fmt: skip
             return {"out": out}
         if kernel == "bwd":
@@ -404,7 +405,7 @@ class HstuAttention(OpSpec):
             dq, dk, dv = port.triton_hstu_attention_bwd(
                 inputs["dout"], q, k, v, torch.empty_like(q), torch.empty_like(k),
                 torch.empty_like(v), inputs["offsets"], num_targets, n, alpha, window,
-                contextual, None, config=config,
+                contextual, None, False, config=config,
             )  # fmt: skip
             return {"dq": dq, "dk": dk, "dv": dv}
         if kernel == "cached_fwd":
@@ -441,26 +442,30 @@ class HstuAttention(OpSpec):
     def _runs_upstream(self, inputs: Tensors, case: Case) -> bool:
         return bool(self.upstream_outputs(case)) and inputs["q"].is_cuda
 
-    def _upstream_call(self, part: str, inputs: Tensors) -> Callable[[], object]:
+    def _upstream_call(
+        self, part: str, inputs: Tensors, enable_tma: bool = False
+    ) -> Callable[[], object]:
         up = self.upstream.load()
         n, alpha, num_targets, window, contextual = self._options(inputs)
         q, k, v, offsets = inputs["q"], inputs["k"], inputs["v"], inputs["offsets"]
         if part == "fwd":
             return lambda: up.triton_hstu_attention_fwd(
-                n, alpha, q, k, v, offsets, num_targets, window, contextual, None, False
+                n, alpha, q, k, v, offsets, num_targets, window, contextual, None, enable_tma
             )
         if part == "bwd":
             dout = inputs["dout"]
             grads = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+            # scaling_seqlen given: upstream's backward takes its -1 default literally.
             return lambda: up.triton_hstu_attention_bwd(
                 dout, q, k, v, *grads, offsets, num_targets, n, alpha, window, contextual, None,
-                False,
+                enable_tma, n,
             )  # fmt: skip
         delta_q, k_cache, v_cache = inputs["delta_q"], inputs["k_cache"], inputs["v_cache"]
         cache_offsets = inputs["cache_offsets"]
         return lambda: up.triton_cached_hstu_mha(
-            n, alpha, delta_q, k_cache, v_cache, cache_offsets, num_targets, window, contextual
-        )
+            n, alpha, delta_q, k_cache, v_cache, cache_offsets, num_targets, window, contextual,
+            enable_tma,
+        )  # fmt: skip
 
     def run_upstream(self, inputs: Tensors, case: Case) -> Tensors:
         if not self._runs_upstream(inputs, case):
@@ -474,6 +479,19 @@ class HstuAttention(OpSpec):
         if not self._runs_upstream(inputs, case):
             return None
         return self._upstream_call(part, inputs)
+
+    def upstream_tma_part(
+        self, part: str, inputs: Tensors, case: Case
+    ) -> Callable[[], object] | None:
+        """Upstream with `enable_tma=True` (host tensor descriptors in the forwards, device ones
+        in the backward), where the device runs TMA. Unverified on hardware: no sm_90 GPU ran
+        it when this was written."""
+        if self.upstream_tma_missing(inputs["q"].device) or not self._runs_upstream(inputs, case):
+            return None
+        return self._upstream_call(part, inputs, enable_tma=True)
+
+    def upstream_tma_missing(self, device: torch.device) -> str | None:
+        return tma_missing(device)
 
 
 def _per_sequence(offsets: torch.Tensor) -> list[tuple[int, int]]:

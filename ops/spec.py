@@ -474,6 +474,19 @@ class OpSpec(ABC):
     def upstream_part(self, part: str, inputs: Tensors, case: Case) -> Callable[[], object] | None:
         """The same part through upstream's kernels and defaults; None where upstream cannot."""
 
+    def upstream_tma_part(
+        self, part: str, inputs: Tensors, case: Case
+    ) -> Callable[[], object] | None:
+        """The same part through upstream's TMA path (`enable_tma=True`), a second upstream
+        source of the baseline; None where upstream has none (this default), or where the device
+        cannot run it or upstream cannot run the case (`upstream_tma_missing` says which)."""
+        return None
+
+    def upstream_tma_missing(self, device: torch.device) -> str | None:
+        """Why `upstream_tma_part` gives nothing on `device`, in one line; None where upstream
+        has no TMA path (nothing is missing) or it runs here."""
+        return None
+
     # -- torch eager: what a user runs without the port, in the case dtype ----------------------
     #: Inputs autograd differentiates the torch form into for a "bwd" part (e.g. x, weight).
     torch_grad_inputs: tuple[str, ...] = ()

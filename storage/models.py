@@ -184,9 +184,10 @@ class Baseline(Base):
     """One timing of one part of an op (e.g. its forward) on one case and soc.
 
     `source` says what ran: "upstream" (upstream's kernels at their defaults or their autotune's
-    pick; on a GPU this is the GPU baseline), "torch" (the op in torch eager, the case dtype),
-    "port_default" (the port at upstream's default configs) or "port_frozen" (the port at the
-    configs frozen for this soc under `label`).
+    pick; on a GPU this is the GPU baseline), "upstream_tma" (upstream's TMA path, where it has
+    one and the GPU runs it, at its own autotune pick), "torch" (the op in torch eager, the case
+    dtype), "port_default" (the port at upstream's default configs) or "port_frozen" (the port at
+    the configs frozen for this soc under `label`).
     """
 
     __tablename__ = "autotune_baselines"

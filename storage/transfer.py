@@ -81,7 +81,7 @@ class BaselineRecord(_Record):
     soc: str = Field(max_length=64)
     case_name: str = Field(max_length=256)
     part: str = Field(max_length=64)
-    source: Literal["upstream", "torch", "port_default", "port_frozen"]
+    source: Literal["upstream", "upstream_tma", "torch", "port_default", "port_frozen"]
     label: str | None = Field(max_length=64)
     configs: JsonObject
     median_ms: float

@@ -77,7 +77,7 @@ def test_the_cached_forward_equals_the_forwards_last_rows(port):
     for b, end in enumerate(ends):
         q[end - delta : end] = inputs["delta_q"][b * delta : (b + 1) * delta]
     whole = port.triton_hstu_attention_fwd(n, alpha, q, k, v, offsets, targets, window,
-                                           contextual, None)  # fmt: skip
+                                           contextual, None, False)  # fmt: skip
     cached = port.triton_cached_hstu_mha(n, alpha, inputs["delta_q"], k, v, offsets, targets,
                                          window, contextual)  # fmt: skip
     rows = torch.cat([torch.arange(end - delta, end) for end in ends])
@@ -89,11 +89,11 @@ def test_checked_mode_refuses_in_one_line(port):
     q, k, v, offsets, targets = (inputs[x] for x in ("q", "k", "v", "offsets", "num_targets"))
     call = port.triton_hstu_attention_fwd
     with pytest.raises(ValueError, match="over max_seq_len=20"):
-        call(20, 0.1, q, k, v, offsets, targets, 0, 4, None, check=True)
+        call(20, 0.1, q, k, v, offsets, targets, 0, 4, None, False, check=True)
     with pytest.raises(ValueError, match=r"num_targets must lie in \[0"):
-        call(36, 0.1, q, k, v, offsets, targets + 40, 0, 4, None, check=True)
+        call(36, 0.1, q, k, v, offsets, targets + 40, 0, 4, None, False, check=True)
     with pytest.raises(ValueError, match="one entry per sequence"):
-        call(36, 0.1, q, k, v, offsets, targets[:2], 0, 4, None, check=True)
+        call(36, 0.1, q, k, v, offsets, targets[:2], 0, 4, None, False, check=True)
     with pytest.raises(ValueError, match="new queries"):
         port.triton_cached_hstu_mha(36, 0.1, q[:30], k, v, offsets, None, check=True)
 

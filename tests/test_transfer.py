@@ -214,7 +214,7 @@ def _break(document: dict, damage: str) -> None:
         ("nan", "baselines[3].samples[1]: Input should be a finite number"),
         ("naive_time", "baselines[3].measured_at: Input should have timezone info"),
         ("nested_inf", "frozen_versions[0].entries: Value error, non-finite number inf"),
-        ("source", "baselines[3].source: Input should be 'upstream', 'torch', 'port_default' or 'port_frozen'"),
+        ("source", "baselines[3].source: Input should be 'upstream', 'upstream_tma', 'torch', 'port_default' or 'port_frozen'"),
         ("not_a_list", "frozen_versions: Input should be a valid list"),
     ],
 )  # fmt: skip

@@ -192,6 +192,26 @@ def test_a_user_case_is_tuned_frozen_baselined_checked_and_verified(tree, tmp_pa
     assert f"{name} │ user" in listed.stdout and "--offsets" in listed.stdout, listed.stdout
 
 
+def test_cases_adds_a_given_case_without_running_it_and_space_takes_it(tree, tmp_path):
+    """`autotune cases --shape ...` writes the case, named by its lengths' hash, and runs nothing;
+    `autotune space --case` then finds it as a run would."""
+    db = ["--db", f"sqlite:///{tmp_path / 'user.db'}"]
+    case = ["--shape", SHAPE, "--offsets", "0,5,5,31"]
+    added = autotune("cases", "--op", OP, *case, *db)
+    assert added.returncode == 0, added.stdout + added.stderr
+    (entry,) = yaml.safe_load(cases_file(OP).read_text())["cases"]
+    assert f"added to cases/{OP}.yaml: {entry['name']}" in added.stdout
+    assert f"{entry['name']} │ user" in added.stdout
+    again = autotune("cases", "--op", OP, *case, *db)
+    assert (
+        "nothing new" in again.stdout
+        and len(yaml.safe_load(cases_file(OP).read_text())["cases"]) == 1
+    )
+    space = autotune("space", "--op", OP, "--kernel", "fwd", "--case", entry["name"], "--soc",
+                     "cpu", "--json")  # fmt: skip
+    assert space.returncode == 0 and json.loads(space.stdout)["feasible"], space.stderr
+
+
 def test_lengths_over_max_seq_len_are_one_warning():
     import warnings
 

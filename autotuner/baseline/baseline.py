@@ -3,7 +3,9 @@
 Per case and part of the op (its forward, its backward, ...): upstream's kernels at their
 defaults (on a GPU this is the GPU baseline an NPU port is compared with; where upstream tunes
 itself with `triton.autotune`, the configs it picked are stored with the row, `upstream_picks`,
-and `autotune check` launches it at them), torch eager in the case dtype (what a user runs
+and `autotune check` launches it at them), upstream's TMA path where it has one and the device
+runs it (`OpSpec.upstream_tma_part`: its own autotune pick, recorded and pinned alike; no
+`autotune check` reference), torch eager in the case dtype (what a user runs
 without the port, on any device: `OpSpec.torch_part`), the port at upstream's default configs,
 and the port at the configs frozen for this soc (what `autotune check` compares later runs
 with). On `cpu` the numbers are interpreter times, stored and shown as such.
@@ -34,7 +36,9 @@ from ..measure.environment import environment
 from ..measure.host_sync import host_reads, host_scalars
 from . import upstream_picks
 
-SOURCES = ("upstream", "torch", "port_default", "port_frozen")
+SOURCES = ("upstream", "upstream_tma", "torch", "port_default", "port_frozen")
+#: The sources that run upstream's kernels, each at the pick of upstream's autotune it recorded.
+UPSTREAM_SOURCES = ("upstream", "upstream_tma")
 #: Timed calls per measurement (more for short parts, until they add up to MIN_MS), taken in
 #: ROUNDS rounds that alternate between the sources of a part, so that drift of the device (clocks,
 #: temperature) shows in all of them alike rather than in their ratio.
@@ -159,6 +163,7 @@ def runs(
     """(source, configs, call) of one part; call None where that source cannot run the case."""
     kernels = spec.parts[part]
     yield "upstream", {}, spec.upstream_part(part, inputs, case)
+    yield "upstream_tma", {}, spec.upstream_tma_part(part, inputs, case)
     yield "torch", {}, spec.torch_part(part, inputs)
     defaults = {k: spec.kernel(k).default(case) for k in kernels}
     yield "port_default", defaults, spec.port_part(part, inputs, defaults)
@@ -211,27 +216,32 @@ def record_baselines(
                     for source, configs, call in runs(spec, case, inputs, part, frozen)
                     if call is not None
                 ]
-            upstream = next((c for source, _, c in runnable if source == "upstream"), None)
-            modules = upstream_picks.modules_of(spec) if upstream else []
+            upstreams = {s: c for s, _, c in runnable if s in UPSTREAM_SOURCES}
+            modules = upstream_picks.modules_of(spec) if upstreams else []
             with profile.phase("upstream's autotune and first call", backend):
-                picks = upstream_picks.record(modules, upstream) if upstream else {}
+                picks = {
+                    s: upstream_picks.record(modules, c, fresh=s != "upstream")
+                    for s, c in upstreams.items()
+                }
+            # The pick timed is the pick stored: each upstream source held to its own.
+            runnable = [
+                (s, configs, upstream_picks.pin(modules, picks[s], c) if s in picks else c)
+                for s, configs, c in runnable
+            ]
             with profile.phase("first calls (compiles)", backend):
                 for source, _, call in runnable:
-                    if source != "upstream":
+                    if source not in picks:
                         call()
             with profile.phase("host-read checks", backend):
                 for source, _, call in runnable:
                     no_host_reads(call, inputs, f"{spec.name} {part} {source}", warm=False)
-            with (
-                upstream_picks.pinned(modules, picks),  # the pick timed is the pick stored
-                profile.phase("timed rounds", backend),
-            ):
+            with profile.phase("timed rounds", backend):
                 calls = [call for _, _, call in runnable]
                 measured = measure_interleaved(backend, calls, settings().baseline_round_spread)
             for (source, configs, _), samples in zip(runnable, measured, strict=True):
                 timing = Timing.of(samples)
-                if source == "upstream":
-                    configs = picks
+                if source in picks:
+                    configs = picks[source]
                 row = Baseline(
                     op=spec.name,
                     soc=backend.soc,
@@ -311,21 +321,21 @@ def chosen_gpu_soc(db: Database, gpu_soc: str | None) -> str | None:
 
 
 def changed_picks(db: Database, rows: list[Baseline]) -> list[str]:
-    """One line for each upstream row whose autotune picked other configs than the newest earlier
-    upstream baseline of its (case, part) and soc did."""
+    """One line for each upstream row (either upstream source) whose autotune picked other configs
+    than the newest earlier baseline of its source, (case, part) and soc did."""
     said = []
     with db.sessions() as session:
         for row in rows:
-            if row.source != "upstream":
+            if row.source not in UPSTREAM_SOURCES:
                 continue
             before = newest(
-                session, row.op, row.case_name, row.part, "upstream",
+                session, row.op, row.case_name, row.part, row.source,
                 Baseline.soc == row.soc, Baseline.id != row.id,
                 Baseline.measured_at <= row.measured_at,
             )  # fmt: skip
             if before is not None and before.configs != row.configs:
                 said.append(
-                    f"{row.op} {row.case_name} {row.part}: upstream picked "
+                    f"{row.op} {row.case_name} {row.part}: {row.source} picked "
                     f"{upstream_picks.describe(row.configs) or 'no autotuned config'} where the "
                     f"baseline of {before.measured_at:%Y-%m-%d %H:%M} picked "
                     f"{upstream_picks.describe(before.configs) or 'none'}"

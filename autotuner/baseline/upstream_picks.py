@@ -53,13 +53,25 @@ def as_dict(config: Any) -> dict[str, Any]:
     return json.loads(json.dumps(config.all_kwargs(), default=str))
 
 
-def record(modules: Iterable[types.ModuleType], call: Callable[[], object]) -> Picks:
+def record(
+    modules: Iterable[types.ModuleType], call: Callable[[], object], fresh: bool = False
+) -> Picks:
     """Run `call` once (upstream tunes itself here the first time it meets a key) and return the
-    config each autotuned kernel it launched ran at."""
+    config each autotuned kernel it launched ran at. `fresh`: as in a process that ran nothing
+    else (each Autotuner's cache empty for the call, given back after), for a second source of
+    the same kernels whose autotune key does not see what it changes (upstream's `enable_tma`
+    is no key of its attention's backward)."""
     tuners = autotuners(modules)
-    for tuner in tuners.values():
+    caches = {}
+    for name, tuner in tuners.items():
         vars(tuner).pop("best_config", None)
-    call()
+        if fresh:
+            caches[name], tuner.cache = tuner.cache, {}
+    try:
+        call()
+    finally:
+        for name, cache in caches.items():
+            tuners[name].cache = cache
     return {
         name: as_dict(tuner.best_config)
         for name, tuner in sorted(tuners.items())
@@ -67,29 +79,56 @@ def record(modules: Iterable[types.ModuleType], call: Callable[[], object]) -> P
     }
 
 
+def _held(modules: Iterable[types.ModuleType], picks: Picks) -> list[tuple[Autotuner, Any]]:
+    """(Autotuner, its config object of the recorded pick) per pick; PickGone where one has no
+    such config any more."""
+    tuners = autotuners(modules)
+    held = []
+    for name, want in picks.items():
+        tuner = tuners.get(name)
+        if tuner is None:
+            raise PickGone(f"upstream has no autotuned kernel {name} any more")
+        config = next((c for c in tuner.configs if as_dict(c) == want), None)
+        if config is None:
+            raise PickGone(f"upstream's {name} lists no config {describe({name: want})} any more")
+        held.append((tuner, config))
+    return held
+
+
 @contextmanager
 def pinned(modules: Iterable[types.ModuleType], picks: Picks) -> Iterator[None]:
     """Upstream's autotuned kernels held to the recorded picks (each Autotuner's `configs` the
     one recorded config of its own list) while the block runs; PickGone where one has no such
     config any more."""
-    tuners = autotuners(modules)
-    held: dict[str, list] = {}
+    given_back = []
     try:
-        for name, want in picks.items():
-            tuner = tuners.get(name)
-            if tuner is None:
-                raise PickGone(f"upstream has no autotuned kernel {name} any more")
-            config = next((c for c in tuner.configs if as_dict(c) == want), None)
-            if config is None:
-                raise PickGone(
-                    f"upstream's {name} lists no config {describe({name: want})} any more"
-                )
-            held[name] = tuner.configs
+        for tuner, config in _held(modules, picks):
+            given_back.append((tuner, tuner.configs))
             tuner.configs = [config]
         yield
     finally:
-        for name, configs in held.items():
-            tuners[name].configs = configs
+        for tuner, configs in given_back:
+            tuner.configs = configs
+
+
+def pin(
+    modules: Iterable[types.ModuleType], picks: Picks, call: Callable[[], object]
+) -> Callable[[], object]:
+    """`call`, held to `picks` each time it runs (as `pinned`, the configs found once here): for
+    sources of the same kernels timed in one round at different picks (upstream, upstream_tma)."""
+    held = _held(modules, picks)
+
+    def pinned_call() -> object:
+        given_back = [(tuner, tuner.configs) for tuner, _ in held]
+        for tuner, config in held:
+            tuner.configs = [config]
+        try:
+            return call()
+        finally:
+            for tuner, configs in given_back:
+                tuner.configs = configs
+
+    return pinned_call
 
 
 def describe(picks: Picks) -> str:

@@ -60,7 +60,13 @@ def baseline(
     from ops import get_op
 
     from ..backends import get_backend
-    from ..baseline.baseline import Profile, cases_for, changed_picks, record_baselines
+    from ..baseline.baseline import (
+        UPSTREAM_SOURCES,
+        Profile,
+        cases_for,
+        changed_picks,
+        record_baselines,
+    )
     from ..baseline.upstream_picks import describe
     from ..baseline.warm import warm
     from ..cases.bound import Room
@@ -122,12 +128,18 @@ def baseline(
                 short_number(row.median_ms),
                 f"{short_number(row.p20_ms)}-{short_number(row.p80_ms)}",
                 str(row.n),
-                (describe(row.configs) or "its defaults") if row.source == "upstream" else "",
+                (describe(row.configs) or "its defaults") if row.source in UPSTREAM_SOURCES else "",
             )
         if profile:  # as each op ends: a run cut short still says where its time went
             spent = ", ".join(f"{k} {v:.1f}" for k, v in profiles[spec.name].seconds.items())
             err_console.print(f"profile: {spec.name}: {spent} s", markup=False, highlight=False)
         changed += changed_picks(database, rows)
+        missing = spec.upstream_tma_missing(backend.device)
+        if missing:
+            err_console.print(
+                f"{spec.name}: no upstream_tma baseline here: {missing}",
+                markup=False, highlight=False, soft_wrap=True,
+            )  # fmt: skip
         shared = next(
             (r.device_load["why"] for r in rows if (r.device_load or {}).get("why")), None
         )

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from ..cases.options import NO_REQUEST, CaseRequest, case_options
 from .common import (
     DbOption,
     DeviceOption,
@@ -23,7 +24,10 @@ def space(
     op: Annotated[str, typer.Option("--op", help="The op.")],
     kernel: Annotated[str, typer.Option("--kernel", help="One kernel of the op.")],
     case: Annotated[
-        str, typer.Option("--case", help="One case of the op (accuracy or performance).")
+        str,
+        typer.Option(
+            "--case", help="One case of the op (accuracy, performance, or user: `autotune cases`)."
+        ),
     ],
     soc: DeviceOption,
     npu_mode: NpuModeOption = "simd",
@@ -63,16 +67,23 @@ def space(
     print(json.dumps(report) if as_json else render(report))
 
 
+@case_options
 def list_cases(
     op: Annotated[str, typer.Option("--op", help="The op.")],
     db: DbOption = None,
+    request: CaseRequest = NO_REQUEST,
 ) -> None:
-    """The op's cases: built-in (accuracy, performance) and the user's (cases/<op>.yaml, database)."""
+    """The op's cases: built-in (accuracy, performance) and the user's (cases/<op>.yaml, database);
+    a case given (--shape with its lengths, --cases-file) is added to them first, named by the
+    hash of its lengths, and nothing is run."""
     from ops import get_op
 
     from ..cases.store import user_cases
 
     spec = get_op(op)
+    if request.given:
+        added = request.register(spec, database_if_any(db))
+        console.print(f"added to cases/{op}.yaml: {', '.join(added) or 'nothing new'}")
     table = Table(title=f"{op}: cases")
     for column in ("case", "kind", "shape", "dtype", "rows", "mean length", "max length", "source"):
         table.add_column(

@@ -16,6 +16,7 @@ from storage import Database
 
 from ..backends import SocProfile, soc_profile
 from ..backends.compile_verdict import FITS
+from ..cases.store import find
 from .compiles import compile_configs
 from .space import compiler_options, config_key, space_for
 
@@ -50,7 +51,7 @@ def describe(
     try:
         spec = get_op(op)
         kernel_spec = spec.kernel(kernel)
-        chosen = spec.case(case)
+        chosen = find(spec, case, "performance", compile_with)  # a user case as a run takes it
     except ValueError as exc:
         raise UserError(str(exc)) from None
     profile = soc_profile(soc, npu_mode, npu_options)

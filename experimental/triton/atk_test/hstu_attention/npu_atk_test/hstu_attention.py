@@ -600,11 +600,13 @@ def _check_inputs(q, k, v, seq_offsets, num_targets, max_seq_len, queries=None):
 
 def triton_hstu_attention_fwd(
     N, alpha, q, k, v, seq_offsets, num_targets, max_attn_len, contextual_seq_len,
-    sort_by_length_indices, enable_tma=False, scaling_seqlen=-1, *, allow_tf32=None,
-    config=None, check=False,
+    sort_by_length_indices, enable_tma, scaling_seqlen=-1, *, allow_tf32=None, config=None,
+    check=False,
 ):  # fmt: skip
-    """out [L, H, DimV] in q's dtype; upstream's signature (`enable_tma` is accepted: the port has
-    one kernel family). allow_tf32 None: torch.backends.cuda.matmul.allow_tf32, as upstream."""
+    """out [L, H, DimV] in q's dtype; upstream's signature. `enable_tma` picks how upstream loads
+    q, k and v (tensor descriptors or pointers), not what it computes: the port has the pointer
+    form only and gives the same result for either. allow_tf32 None:
+    torch.backends.cuda.matmul.allow_tf32, as upstream."""
     if _checked(check):
         _check_inputs(q, k, v, seq_offsets, num_targets, N)
     return _attention_fwd(
@@ -646,11 +648,13 @@ def _attention_fwd(
 
 def triton_hstu_attention_bwd(
     dout, q, k, v, dq, dk, dv, seq_offsets, num_targets, N, alpha, max_attn_len,
-    contextual_seq_len, sort_by_length_indices, enable_tma=False, scaling_seqlen=-1, *,
+    contextual_seq_len, sort_by_length_indices, enable_tma, scaling_seqlen=-1, *,
     allow_tf32=None, config=None, check=False,
 ):  # fmt: skip
     """(dq, dk, dv), written into the given dq, dk, dv (contiguous copies where they are not, as
-    upstream). Upstream's signature, as triton_hstu_attention_fwd's."""
+    upstream). Upstream's signature, as triton_hstu_attention_fwd's. scaling_seqlen -1 is N, as
+    in the forward (upstream's backward passes -1 on to its kernel, scaling by -1: its callers,
+    `_AttentionFunction`, always give N)."""
     if _checked(check):
         _check_inputs(q, k, v, seq_offsets, num_targets, N)
     if scaling_seqlen == -1:
