@@ -33,6 +33,7 @@ from storage import Database, StudyRecord, optuna_storage
 
 from ..backends import SocProfile
 from ..measure.toolchain import fingerprint
+from ..vocabulary import Failure, Source
 from . import interrupts, settle
 from .claims import ClaimBoard
 from .pipeline import Job, Pipeline, Proposal
@@ -277,14 +278,14 @@ class Study:
 
     def requeue_stale(self) -> int:
         """Free the configs of dead workers (a process of this host that is gone, at once; another
-        host's once its heartbeats stopped): their trials fail as "stale" and the configs go to
+        host's once its heartbeats stopped): their trials fail as stale and the configs go to
         the front of this process's queue."""
         dead = self.board.remove_dead(self.settings.stale_after_s)
         for claim in dead:
             if claim.trial_number is not None:
                 self._finish_trial(
                     claim.trial_number,
-                    {"category": "stale", "message": f"{claim.reason}; config re-queued"},
+                    {"category": Failure.STALE, "message": f"{claim.reason}; config re-queued"},
                     None,
                     TrialState.FAIL,
                 )
@@ -312,7 +313,7 @@ class Study:
         while True:
             used = self.board.used_slots()
             if self.retry:
-                choice: Choice | None = Choice(self.retry.popleft(), "retry")
+                choice: Choice | None = Choice(self.retry.popleft(), Source.RETRY)
             elif used < self.plan.budget - self.plan.polish:
                 choice = self.sampler.propose(self.optuna)
             elif used < self.plan.budget:
@@ -354,7 +355,7 @@ class Study:
                 continue
             attrs = {
                 "config": config,
-                "category": "infeasible",
+                "category": Failure.INFEASIBLE,
                 "message": reason,
                 "run_id": self.run_id,
                 "soc": self.plan.soc,
@@ -414,7 +415,7 @@ class Study:
         if outcome["ok"]:
             median = outcome["timing"]["median_ms"]
             p.best_ms = median if p.best_ms is None else min(p.best_ms, median)
-            if proposal.source == "default":
+            if proposal.source == Source.DEFAULT:
                 p.default_ms = median
         else:
             p.failures[outcome["category"]] = p.failures.get(outcome["category"], 0) + 1
@@ -423,7 +424,9 @@ class Study:
     def abandon(self, proposal: Proposal) -> None:
         """Ctrl-C or an error: free the config so a later run measures it."""
         self.board.release(proposal.claim_id)
-        self._finish_trial(proposal.number, {"category": "interrupted"}, None, TrialState.FAIL)
+        self._finish_trial(
+            proposal.number, {"category": Failure.INTERRUPTED}, None, TrialState.FAIL
+        )
 
     # -- the loop ----------------------------------------------------------------------------------
     def run(self) -> StudyRecord:
