@@ -12,6 +12,7 @@ from sqlalchemy import select
 
 from storage import Database, StudyRecord, optuna_storage
 
+from ..search.verdict import Verdict
 from ..vocabulary import Failure
 from .outcomes import outcome, speedup
 
@@ -39,7 +40,7 @@ class StudySummary:
     default_ms: float | None = None
     best_ms: float | None = None
     best_config: dict[str, Any] | None = None
-    verdict: dict[str, Any] | None = None
+    verdict: Verdict | None = None
     #: A newer study of the same kernel source ran under another toolchain: this one's numbers
     #: (and a config frozen from it) are stale.
     stale: bool = False
@@ -80,7 +81,7 @@ def summarize(db: Database, *, op: str | None = None, soc: str | None = None) ->
             record.strategy,
             record.budget,
             record.feasible_size,
-            verdict=record.verdict,
+            verdict=Verdict.of(record.verdict),
             stale=latest.id != record.id and latest.toolchain != record.toolchain,
         )
         for trial in optuna.load_study(study_name=record.name, storage=storage).get_trials(
