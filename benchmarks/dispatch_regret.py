@@ -32,7 +32,6 @@ import argparse
 import json
 import math
 import random
-import re
 import statistics
 import warnings
 from pathlib import Path
@@ -42,7 +41,7 @@ from typing import Any
 import optuna
 from optuna.trial import TrialState
 
-from autotuner.atk.generated_block import read_frozen
+from autotuner.atk.generated_block import nearest_warning, read_frozen
 from autotuner.backends import SocProfile, get_backend
 from autotuner.measure.environment import run_header
 from autotuner.search import runner
@@ -119,20 +118,16 @@ def recorded_optima(paths: list[Path]) -> dict[tuple[str, str, str, str], dict[s
     return found
 
 
-#: The frozen case a launcher's nearest-case warning names.
-NEAREST_CASE = re.compile(r"using that of the nearest frozen case (\S+)")
-
-
 def current_pick(port, soc: str, kernel: str, shape: dict, dtype: str, default: dict):
     """(config, frozen case) of the block's own lookup (the launchers' pick, not kept)."""
     port._WARNED.discard((kernel, soc))  # the block warns once per kernel and soc: every time here
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         config = port._pick(soc, kernel, shape, dtype, default)
-    said = [NEAREST_CASE.search(str(w.message)) for w in caught]
+    # the block's NearestFrozenCase warning records the frozen case it took
+    named = [w.message.case for w in caught if nearest_warning(w.message)]
     entries = port.FROZEN_CONFIGS.get(soc, {}).get(kernel, [])
     exact = next((e["case"] for e in entries if e["dtype"] == dtype and e["shape"] == shape), None)
-    named = [found[1] for found in said if found]
     return config, named[0] if named else exact or "default"
 
 

@@ -37,7 +37,7 @@ from .spec import (
     next_pow2,
     pow2_range,
 )
-from .tunable import PROGRAMS, Tunable
+from .tunable import PROGRAMS, Role, Tunable
 
 NAME = "add_position_embeddings"
 UPSTREAM_FILE = "examples/hstu/ops/triton_ops/triton_position.py"
@@ -126,8 +126,8 @@ FWD = KernelSpec(
     tunables=(
         Tunable("BLOCK_N", pow2_range(1, 128)),
         Tunable("BLOCK_D", pow2_range(1, 512)),
-        Tunable("num_warps", (2, 4, 8), launch_option=True),
-        Tunable("num_stages", (1, 2), launch_option=True),
+        Tunable("num_warps", (2, 4, 8), role=Role.LAUNCH_OPTION),
+        Tunable("num_stages", (1, 2), role=Role.LAUNCH_OPTION),
         MULTIBUFFER,
         PROGRAMS,
     ),
@@ -149,8 +149,8 @@ BWD = KernelSpec(
     tunables=(
         Tunable("BLOCK_N", pow2_range(1, 64)),
         Tunable("BLOCK_D", pow2_range(16, 1024)),
-        Tunable("num_warps", (1, 2, 4, 8), launch_option=True),
-        Tunable("num_stages", (1, 2, 3), launch_option=True),
+        Tunable("num_warps", (1, 2, 4, 8), role=Role.LAUNCH_OPTION),
+        Tunable("num_stages", (1, 2, 3), role=Role.LAUNCH_OPTION),
         MULTIBUFFER,
         PROGRAMS,
     ),

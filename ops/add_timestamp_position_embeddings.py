@@ -51,7 +51,7 @@ from .spec import (
     next_pow2,
     pow2_range,
 )
-from .tunable import PROGRAMS, Tunable
+from .tunable import PROGRAMS, Role, Tunable
 
 NAME = "add_timestamp_position_embeddings"
 #: Upstream's launcher fixes these (`_AddTimestampPositionEmbeddingsFunction.forward`).
@@ -124,8 +124,8 @@ FWD = KernelSpec(
     tunables=(
         Tunable("BLOCK_N", pow2_range(1, 128)),
         Tunable("BLOCK_D", pow2_range(1, 512)),
-        Tunable("num_warps", (2, 4, 8), launch_option=True),
-        Tunable("num_stages", (1, 2), launch_option=True),
+        Tunable("num_warps", (2, 4, 8), role=Role.LAUNCH_OPTION),
+        Tunable("num_stages", (1, 2), role=Role.LAUNCH_OPTION),
         MULTIBUFFER,
         PROGRAMS,
     ),
@@ -145,10 +145,11 @@ FWD = KernelSpec(
 BWD = KernelSpec(
     name="bwd",
     tunables=(
-        Tunable("BLOCK", pow2_range(8, 256)),  # sorted entries a block; upstream's name
+        # sorted entries a block; upstream's name
+        Tunable("BLOCK", pow2_range(8, 256), role=Role.LAUNCHER_ARGUMENT),
         Tunable("BLOCK_D", pow2_range(16, 1024)),
-        Tunable("num_warps", (2, 4, 8), launch_option=True),
-        Tunable("num_stages", (2, 3, 4), launch_option=True),
+        Tunable("num_warps", (2, 4, 8), role=Role.LAUNCH_OPTION),
+        Tunable("num_stages", (2, 3, 4), role=Role.LAUNCH_OPTION),
         MULTIBUFFER,
         PROGRAMS,
     ),
