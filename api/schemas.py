@@ -7,6 +7,7 @@ from typing import Annotated, Any, Generic, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, computed_field
 
+from autotuner.search.verdict import Verdict
 from core.socs import CPU
 
 T = TypeVar("T")
@@ -208,7 +209,7 @@ class StudyOut(OnSoc):
     budget: int
     feasible_size: int
     default_config: dict[str, Any]
-    verdict: dict[str, Any] | None
+    verdict: Verdict | None  # read from any stored form, written at the current version
     verdict_at: Utc | None
     created_at: Utc
     trials: dict[str, int] = {}  # state -> count

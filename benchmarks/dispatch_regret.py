@@ -32,7 +32,6 @@ import argparse
 import json
 import math
 import random
-import re
 import statistics
 from pathlib import Path
 from types import ModuleType
@@ -41,7 +40,7 @@ from typing import Any
 import optuna
 from optuna.trial import TrialState
 
-from autotuner.atk.generated_block import read_frozen
+from autotuner.atk.generated_block import nearest_warning, read_frozen
 from autotuner.backends import SocProfile, get_backend
 from autotuner.measure.environment import run_header
 from autotuner.search import runner
@@ -118,17 +117,12 @@ def recorded_optima(paths: list[Path]) -> dict[tuple[str, str, str, str], dict[s
     return found
 
 
-#: The frozen case a launcher's nearest-case warning names.
-NEAREST_CASE = re.compile(r"using that of the nearest frozen case (\S+)")
-
-
 def current_pick(port, soc: str, kernel: str, shape: dict, dtype: str, default: dict):
     """(config, frozen case) of the launchers' pick (`ops.ports.picked_config`)."""
     config, said = picked_config(port, soc, kernel, shape, dtype, default)
-    found = [NEAREST_CASE.search(message) for message in said]
     entries = port.FROZEN_CONFIGS.get(soc, {}).get(kernel, [])
     exact = next((e["case"] for e in entries if e["dtype"] == dtype and e["shape"] == shape), None)
-    named = [match[1] for match in found if match]
+    named = [w.case for w in said if nearest_warning(w)]  # the block's NearestFrozenCase
     return config, named[0] if named else exact or "default"
 
 

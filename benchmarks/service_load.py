@@ -31,6 +31,7 @@ import optuna
 from optuna.storages._rdb import models as optuna_models
 from sqlalchemy import insert, select
 
+from autotuner.search.verdict import Outcome, Verdict
 from storage import (
     Baseline,
     CheckVerdict,
@@ -45,6 +46,18 @@ SOCS = ("H200", "950PR")
 PAGES = ("/", "/regressions", "/api/cases", "/api/regressions")
 #: Sampled while writers log trials: the overview, and the studies list that counts their trials.
 WRITE_TIME_PAGES = ("/", "/api/cases", "/api/studies?limit=100")
+
+
+def _verdict(times: list[float]) -> Verdict:
+    """A settled verdict on trial times whose trial n ran the config BLOCK 16 << (n % 5)."""
+    best = times.index(min(times))
+    return Verdict(
+        outcome=Outcome.BEATS_DEFAULT, method="seeded", complete_trials=len(times), retimed=(),
+        default_config={"BLOCK": 16, "num_warps": 4},
+        winner={"BLOCK": 16 << (best % 5), "num_warps": 4}, winner_trial=best,
+        winner_median_ms=times[best], default_median_ms=times[0], speedup=times[0] / times[best],
+        p_value=None, beats_default=True,
+    )  # fmt: skip
 
 
 def seed(url: str, cases: int, trials_per_case: int, ops: int = 10) -> None:
@@ -114,10 +127,7 @@ def seed(url: str, cases: int, trials_per_case: int, ops: int = 10) -> None:
                             "feasible_size": trials_per_case * 4,
                             "strategy": "tpe",
                             "created_at": now,
-                            "verdict": {
-                                "winner_trial": times.index(best),
-                                "speedup": default / best,
-                            },
+                            "verdict": _verdict(times).as_dict(),
                             "verdict_at": now,
                         },
                     ).scalar_one()

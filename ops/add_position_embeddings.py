@@ -32,7 +32,7 @@ from .position_embeddings import (
     programs,
 )
 from .spec import Case, Config, KernelSpec, Tensors, Upstream, next_pow2, pow2_range
-from .tunable import PROGRAMS, Tunable
+from .tunable import PROGRAMS, Role, Tunable
 
 NAME = "add_position_embeddings"
 
@@ -95,8 +95,8 @@ BWD = KernelSpec(
     tunables=(
         Tunable("BLOCK_N", pow2_range(1, 64)),
         Tunable("BLOCK_D", pow2_range(16, 1024)),
-        Tunable("num_warps", (1, 2, 4, 8), launch_option=True),
-        Tunable("num_stages", (1, 2, 3), launch_option=True),
+        Tunable("num_warps", (1, 2, 4, 8), role=Role.LAUNCH_OPTION),
+        Tunable("num_stages", (1, 2, 3), role=Role.LAUNCH_OPTION),
         MULTIBUFFER,
         PROGRAMS,
     ),

@@ -42,7 +42,7 @@ from .position_embeddings import (
     programs,
 )
 from .spec import Case, Config, KernelSpec, Tensors, Upstream, next_pow2, pow2_range
-from .tunable import PROGRAMS, Tunable
+from .tunable import PROGRAMS, Role, Tunable
 
 NAME = "add_timestamp_position_embeddings"
 #: Upstream's launcher fixes these (`_AddTimestampPositionEmbeddingsFunction.forward`).
@@ -108,10 +108,11 @@ FWD = fwd_kernel(
 BWD = KernelSpec(
     name="bwd",
     tunables=(
-        Tunable("BLOCK", pow2_range(8, 256)),  # sorted entries a block; upstream's name
+        # sorted entries a block; upstream's name
+        Tunable("BLOCK", pow2_range(8, 256), role=Role.LAUNCHER_ARGUMENT),
         Tunable("BLOCK_D", pow2_range(16, 1024)),
-        Tunable("num_warps", (2, 4, 8), launch_option=True),
-        Tunable("num_stages", (2, 3, 4), launch_option=True),
+        Tunable("num_warps", (2, 4, 8), role=Role.LAUNCH_OPTION),
+        Tunable("num_stages", (2, 3, 4), role=Role.LAUNCH_OPTION),
         MULTIBUFFER,
         PROGRAMS,
     ),

@@ -25,7 +25,7 @@ from .jagged_dense_bmm import _accumulator_registers
 from .npu_tunables import MULTIBUFFER
 from .ports import load_port
 from .spec import BlockFits, Case, Config, Dot, KernelSpec, Tensors, Upstream, next_pow2, pow2_range
-from .tunable import Tunable
+from .tunable import Role, Tunable
 
 NAME = "addmm"
 #: Programs of a launch at most: up to this many tiles, upstream's one tile per program; beyond,
@@ -47,11 +47,10 @@ TUNABLES = (
     Tunable("BLOCK_M", pow2_range(16, 256)),
     Tunable("BLOCK_N", pow2_range(16, 256)),
     Tunable("BLOCK_K", pow2_range(16, 128)),
-    Tunable(
-        "GROUP_M", (1, 8)
-    ),  # row-major tile order, or upstream's grouping of 8 (its only value)
-    Tunable("num_warps", (2, 4, 8), launch_option=True),
-    Tunable("num_stages", (2, 3, 4, 5), launch_option=True),
+    # row-major tile order, or upstream's grouping of 8 (its only value)
+    Tunable("GROUP_M", (1, 8), role=Role.LAUNCHER_ARGUMENT),
+    Tunable("num_warps", (2, 4, 8), role=Role.LAUNCH_OPTION),
+    Tunable("num_stages", (2, 3, 4, 5), role=Role.LAUNCH_OPTION),
     MULTIBUFFER,
 )
 

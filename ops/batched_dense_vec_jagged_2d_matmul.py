@@ -31,7 +31,7 @@ from .spec import (
     next_pow2,
     pow2_range,
 )
-from .tunable import PROGRAMS, Tunable
+from .tunable import PROGRAMS, Role, Tunable
 
 NAME = "batched_dense_vec_jagged_2d_matmul"
 #: Upstream's thread_block_col_size.
@@ -79,7 +79,7 @@ FWD = KernelSpec(
     tunables=(
         Tunable("BLOCK_L", pow2_range(1, 64)),
         Tunable("BLOCK_D", pow2_range(16, 256)),
-        Tunable("num_warps", (1, 2, 4, 8), launch_option=True),
+        Tunable("num_warps", (1, 2, 4, 8), role=Role.LAUNCH_OPTION),
         MULTIBUFFER,
         PROGRAMS,
     ),

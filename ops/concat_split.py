@@ -42,7 +42,7 @@ from .spec import (
     next_pow2,
     pow2_range,
 )
-from .tunable import Tunable
+from .tunable import Role, Tunable
 
 UPSTREAM_FILE = Upstream(
     file="examples/commons/ops/triton_ops/triton_jagged.py",
@@ -196,8 +196,8 @@ def fits_one_tensor(config: Config, case: Case, limits) -> str | None:
 COPY_TUNABLES = (
     Tunable("BLOCK_N", pow2_range(1, 128)),
     Tunable("BLOCK_D", pow2_range(1, MAX_BLOCK_D)),
-    Tunable("NUM_PROGRAMS", pow2_range(16, MAX_NUM_PROGRAMS)),
-    Tunable("num_warps", (1, 2, 4, 8), launch_option=True),
+    Tunable("NUM_PROGRAMS", pow2_range(16, MAX_NUM_PROGRAMS), role=Role.LAUNCHER_ARGUMENT),
+    Tunable("num_warps", (1, 2, 4, 8), role=Role.LAUNCH_OPTION),
     MULTIBUFFER,
 )
 #: The kernels' specs but their names: `kernel(...)` completes one.

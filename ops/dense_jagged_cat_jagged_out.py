@@ -18,7 +18,7 @@ from .jagged1d import Jagged1dOp
 from .npu_tunables import MULTIBUFFER
 from .ports import load_port
 from .spec import BlockFits, Case, Config, KernelSpec, Tensors, Upstream, next_pow2, pow2_range
-from .tunable import PROGRAMS, Tunable
+from .tunable import PROGRAMS, Role, Tunable
 
 NAME = "dense_jagged_cat_jagged_out"
 #: Upstream's BLOCK_SIZE (the values one step of its loop over a sequence copies).
@@ -61,7 +61,7 @@ FWD = KernelSpec(
     name="fwd",
     tunables=(
         Tunable("BLOCK_SIZE", pow2_range(16, 4096)),
-        Tunable("num_warps", (1, 2, 4, 8), launch_option=True),
+        Tunable("num_warps", (1, 2, 4, 8), role=Role.LAUNCH_OPTION),
         MULTIBUFFER,
         PROGRAMS,
     ),

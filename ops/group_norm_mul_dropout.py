@@ -43,7 +43,7 @@ from .spec import (
     next_pow2,
     pow2_range,
 )
-from .tunable import Tunable
+from .tunable import Role, Tunable
 
 NAME = "group_norm_mul_dropout"
 
@@ -149,7 +149,7 @@ def _heads(rows: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
 REDUCE_TUNABLES = (
     Tunable("BLOCK_N", pow2_range(8, 4096)),
     Tunable("BLOCK_H", pow2_range(1, 64)),
-    Tunable("num_warps", (1, 2, 4, 8, 16), launch_option=True),
+    Tunable("num_warps", (1, 2, 4, 8, 16), role=Role.LAUNCH_OPTION),
     MULTIBUFFER,
 )
 HEADS_FIT = BlockFits("BLOCK_H", block_h, "H")
@@ -161,7 +161,8 @@ _ROWS = dict(
 #: each adding its weight sums atomically into upstream's lock rows (a partial row per program
 #: would leave bwd_dw N / BLOCK_N rows: 0.25 ms to sum 10^6 on the H200, a fifth of the part).
 DX_TUNABLES = tuple(
-    Tunable("NUM_PROGRAMS", (*t.values, 0)) if t.name == "NUM_PROGRAMS" else t for t in ROW_TUNABLES
+    dataclasses.replace(t, values=(*t.values, 0)) if t.name == "NUM_PROGRAMS" else t
+    for t in ROW_TUNABLES
 )
 
 

@@ -43,19 +43,19 @@ from .spec import (
     pow2_range,
 )
 from .tma import tma_missing
-from .tunable import Tunable
+from .tunable import Role, Tunable
 
 NAME = "hstu_attention"
 
 BLOCK_M = Tunable("BLOCK_M", pow2_range(16, 128))
 BLOCK_N = Tunable("BLOCK_N", pow2_range(16, 128))
 # Upstream's lists (`_get_fw_configs`, `_get_bw_configs`) use 2-8 warps and 1-4 stages.
-NUM_WARPS = Tunable("num_warps", (2, 4, 8), launch_option=True)
-NUM_STAGES = Tunable("num_stages", (1, 2, 3, 4), launch_option=True)
+NUM_WARPS = Tunable("num_warps", (2, 4, 8), role=Role.LAUNCH_OPTION)
+NUM_STAGES = Tunable("num_stages", (1, 2, 3, 4), role=Role.LAUNCH_OPTION)
 TUNABLES = (BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, MULTIBUFFER)
 #: The backward's two forms (upstream's `SEQUENCE_PARALLEL`): a program per (sequence, head)
 #: walking its key blocks, or a program per key block adding its dq by atomics.
-SEQUENCE_PARALLEL = Tunable("SEQUENCE_PARALLEL", (False, True))
+SEQUENCE_PARALLEL = Tunable("SEQUENCE_PARALLEL", (False, True), role=Role.LAUNCHER_ARGUMENT)
 BWD_TUNABLES = (BLOCK_M, BLOCK_N, SEQUENCE_PARALLEL, NUM_WARPS, NUM_STAGES, MULTIBUFFER)
 
 #: Targets a sequence has at most (upstream's tests draw 1-10), fewer where it is short.

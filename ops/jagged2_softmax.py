@@ -36,7 +36,7 @@ from .spec import (
     next_pow2,
     pow2_range,
 )
-from .tunable import Tunable
+from .tunable import Role, Tunable
 
 NAME = "jagged2_softmax"
 
@@ -81,9 +81,9 @@ H_FITS = BlockFits("BLOCK_H", lambda c: next_pow2(c.shape["max_seq_len"]), "max_
 TUNABLES = (
     Tunable("BLOCK_N", pow2_range(8, 4096)),
     Tunable("BLOCK_H", pow2_range(1, 256)),
-    Tunable("num_warps", (1, 2, 4, 8), launch_option=True),
+    Tunable("num_warps", (1, 2, 4, 8), role=Role.LAUNCH_OPTION),
     # Only the block loop (vectors longer than BLOCK_N) pipelines.
-    Tunable("num_stages", (1, 2, 3, 4), launch_option=True, default=3),
+    Tunable("num_stages", (1, 2, 3, 4), role=Role.LAUNCH_OPTION, default=3),
     MULTIBUFFER,
 )
 

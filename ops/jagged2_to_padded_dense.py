@@ -20,7 +20,7 @@ from .jagged_dense_elementwise_mul_jagged_out import Jagged2Op, jagged2_segments
 from .npu_tunables import MULTIBUFFER
 from .ports import load_port
 from .spec import BlockFits, Case, Config, KernelSpec, Tensors, Upstream, next_pow2, pow2_range
-from .tunable import Tunable
+from .tunable import Role, Tunable
 
 NAME = "jagged2_to_padded_dense"
 #: Not zero, so a padded position the kernel forgot to write cannot pass as padding.
@@ -50,7 +50,7 @@ def _tunables() -> tuple[Tunable, ...]:
     return (
         Tunable("BLOCK_M", pow2_range(1, 128)),
         Tunable("BLOCK_N", pow2_range(16, 256)),
-        Tunable("num_warps", (1, 2, 4, 8), launch_option=True),
+        Tunable("num_warps", (1, 2, 4, 8), role=Role.LAUNCH_OPTION),
         MULTIBUFFER,
     )
 

@@ -26,7 +26,7 @@ from .spec import (
     next_pow2,
     pow2_range,
 )
-from .tunable import PROGRAMS, Tunable
+from .tunable import PROGRAMS, Role, Tunable
 
 UPSTREAM_FILE = Upstream(
     file="triton/jagged/triton_jagged_tensor_ops.py",
@@ -65,7 +65,7 @@ COPY_KERNEL = dict(
     tunables=(
         Tunable("BLOCK_ROW", pow2_range(1, 128)),
         Tunable("BLOCK_COL", pow2_range(16, 512)),
-        Tunable("num_warps", (1, 2, 4, 8), launch_option=True),
+        Tunable("num_warps", (1, 2, 4, 8), role=Role.LAUNCH_OPTION),
         MULTIBUFFER,
         PROGRAMS,
     ),

@@ -31,7 +31,7 @@ from .spec import (
     next_pow2,
     pow2_range,
 )
-from .tunable import Tunable
+from .tunable import Role, Tunable
 
 NAME = "jagged_dense_bmm"
 UPSTREAM_FILE = "sll/triton/triton_jagged_bmm.py"
@@ -43,8 +43,8 @@ TUNABLES = (
     Tunable("BLOCK_M", pow2_range(16, 256)),
     Tunable("BLOCK_N", pow2_range(16, 256)),
     Tunable("BLOCK_K", pow2_range(16, 256)),
-    Tunable("num_warps", (2, 4, 8), launch_option=True),
-    Tunable("num_stages", (2, 3, 4), launch_option=True),
+    Tunable("num_warps", (2, 4, 8), role=Role.LAUNCH_OPTION),
+    Tunable("num_stages", (2, 3, 4), role=Role.LAUNCH_OPTION),
     MULTIBUFFER,
 )
 

@@ -35,7 +35,7 @@ from .norm import fits_registers
 from .npu_tunables import MULTIBUFFER
 from .ports import load_port
 from .spec import BlockFits, Case, Config, KernelSpec, Tensors, Upstream, next_pow2, pow2_range
-from .tunable import PROGRAMS, Tunable
+from .tunable import PROGRAMS, Role, Tunable
 
 NAME = "jagged_dense_broadcast_add"
 
@@ -120,7 +120,7 @@ def _fwd_stream(config: Config, case: Case) -> int:
 
 
 #: The forward's grid: upstream's ("sequences", the default) or row blocks of the jagged rows.
-GRID = Tunable("GRID", ("sequences", "rows"), default="sequences")
+GRID = Tunable("GRID", ("sequences", "rows"), role=Role.LAUNCHER_ARGUMENT, default="sequences")
 
 
 def _bwd_tiles(config: Config, case: Case) -> int:
@@ -139,8 +139,8 @@ FWD = KernelSpec(
     tunables=(
         Tunable("BLOCK_N", pow2_range(1, 128)),
         Tunable("BLOCK_D", pow2_range(1, 512)),
-        Tunable("num_warps", (2, 4, 8), launch_option=True),
-        Tunable("num_stages", (1, 2), launch_option=True),
+        Tunable("num_warps", (2, 4, 8), role=Role.LAUNCH_OPTION),
+        Tunable("num_stages", (1, 2), role=Role.LAUNCH_OPTION),
         MULTIBUFFER,
         PROGRAMS,
         GRID,
@@ -163,8 +163,8 @@ BWD = KernelSpec(
     tunables=(
         Tunable("BLOCK_N", pow2_range(1, 128)),
         Tunable("BLOCK_D", pow2_range(1, 512)),
-        Tunable("num_warps", (1, 2, 4, 8), launch_option=True),
-        Tunable("num_stages", (1, 2, 3), launch_option=True),
+        Tunable("num_warps", (1, 2, 4, 8), role=Role.LAUNCH_OPTION),
+        Tunable("num_stages", (1, 2, 3), role=Role.LAUNCH_OPTION),
         MULTIBUFFER,
         PROGRAMS,
     ),

@@ -31,7 +31,7 @@ from .spec import (
     next_pow2,
     pow2_range,
 )
-from .tunable import Tunable
+from .tunable import Role, Tunable
 
 NAME = "jagged_dense_elementwise_mul_jagged_out"
 
@@ -143,7 +143,7 @@ class JaggedDenseElementwiseMulJaggedOut(Jagged2Op):
             tunables=(
                 Tunable("BLOCK_M", pow2_range(1, 128)),
                 Tunable("BLOCK_N", pow2_range(16, 256)),
-                Tunable("num_warps", (1, 2, 4, 8), launch_option=True),
+                Tunable("num_warps", (1, 2, 4, 8), role=Role.LAUNCH_OPTION),
                 MULTIBUFFER,
             ),
             outputs=("out",),

@@ -30,7 +30,7 @@ from .spec import (
     next_pow2,
     pow2_range,
 )
-from .tunable import Tunable
+from .tunable import Role, Tunable
 
 NAME = "jagged_dense_flash_attention"
 
@@ -39,8 +39,8 @@ BLOCK_L = Tunable("BLOCK_L", pow2_range(16, 128))
 # The attention kernels' grid is the 96-config one DESIGN.md measured on an H200; the
 # preprocess (no dot, no pipelined loop worth the name) gets all warp counts and no stages.
 # MULTIBUFFER joins the space on Ascend only (a backend leaves out the options it does not know).
-NUM_WARPS = Tunable("num_warps", (2, 4, 8), launch_option=True)
-NUM_STAGES = Tunable("num_stages", (2, 3), launch_option=True)
+NUM_WARPS = Tunable("num_warps", (2, 4, 8), role=Role.LAUNCH_OPTION)
+NUM_STAGES = Tunable("num_stages", (2, 3), role=Role.LAUNCH_OPTION)
 
 
 def _dims(config: Config, case: Case) -> tuple[int, int, int, int]:
@@ -187,7 +187,7 @@ class JaggedDenseFlashAttention(OpSpec):
             tunables=(
                 Tunable("BLOCK_T", pow2_range(16, 256)),
                 Tunable("BLOCK_D", pow2_range(16, 256)),
-                Tunable("num_warps", (1, 2, 4, 8), launch_option=True),
+                Tunable("num_warps", (1, 2, 4, 8), role=Role.LAUNCH_OPTION),
                 MULTIBUFFER,
             ),
             outputs=("delta",),

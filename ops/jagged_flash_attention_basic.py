@@ -33,7 +33,7 @@ from .spec import (
     next_pow2,
     pow2_range,
 )
-from .tunable import Tunable
+from .tunable import Role, Tunable
 
 NAME = "jagged_flash_attention_basic"
 
@@ -41,13 +41,13 @@ BLOCK_M = Tunable("BLOCK_M", pow2_range(16, 128))
 BLOCK_N = Tunable("BLOCK_N", pow2_range(16, 128))
 # The forward's q.k loop over D slices: upstream fixes BLOCK_SIZE_D = 32.
 FWD_BLOCK_D = Tunable("BLOCK_D", pow2_range(16, 256))
-NUM_WARPS = Tunable("num_warps", (2, 4, 8), launch_option=True)
-NUM_STAGES = Tunable("num_stages", (2, 3), launch_option=True)
+NUM_WARPS = Tunable("num_warps", (2, 4, 8), role=Role.LAUNCH_OPTION)
+NUM_STAGES = Tunable("num_stages", (2, 3), role=Role.LAUNCH_OPTION)
 #: bwd_preprocess (delta = rowsum(out * dout)): rows and the D slice per program.
 PRE_TUNABLES = (
     Tunable("BLOCK_M", pow2_range(16, 256)),
     Tunable("BLOCK_D", pow2_range(16, 256)),
-    Tunable("num_warps", (1, 2, 4, 8), launch_option=True),
+    Tunable("num_warps", (1, 2, 4, 8), role=Role.LAUNCH_OPTION),
     MULTIBUFFER,
 )
 

@@ -21,7 +21,7 @@ from .jagged_copy import UPSTREAM_FILE
 from .npu_tunables import MULTIBUFFER
 from .ports import load_port
 from .spec import BlockFits, Case, Config, KernelSpec, Tensors, next_pow2, pow2_range
-from .tunable import PROGRAMS, Tunable
+from .tunable import PROGRAMS, Role, Tunable
 
 NAME = "jagged_jagged_elementwise"
 #: Upstream's thread_block_row_size and thread_block_col_size.
@@ -69,7 +69,7 @@ def _kernel(name: str, output: str) -> KernelSpec:
         tunables=(
             Tunable("BLOCK_ROW", pow2_range(1, 128)),
             Tunable("BLOCK_COL", pow2_range(16, 512)),
-            Tunable("num_warps", (1, 2, 4, 8), launch_option=True),
+            Tunable("num_warps", (1, 2, 4, 8), role=Role.LAUNCH_OPTION),
             MULTIBUFFER,
             PROGRAMS,
         ),

@@ -19,7 +19,7 @@ from .jagged1d import Jagged1dOp
 from .npu_tunables import MULTIBUFFER
 from .ports import load_port
 from .spec import BlockFits, Case, Config, KernelSpec, Tensors, Upstream, next_pow2, pow2_range
-from .tunable import PROGRAMS, Tunable
+from .tunable import PROGRAMS, Role, Tunable
 
 NAME = "jagged_self_substraction_jagged_out"
 
@@ -70,7 +70,7 @@ FWD = KernelSpec(
     tunables=(
         Tunable("BLOCK_M", pow2_range(1, 64)),
         Tunable("BLOCK_N", pow2_range(16, 4096)),
-        Tunable("num_warps", (1, 2, 4, 8), launch_option=True),
+        Tunable("num_warps", (1, 2, 4, 8), role=Role.LAUNCH_OPTION),
         MULTIBUFFER,
         PROGRAMS,
     ),

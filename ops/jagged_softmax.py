@@ -29,7 +29,7 @@ from .spec import (
     next_pow2,
     pow2_range,
 )
-from .tunable import PROGRAMS, Tunable
+from .tunable import PROGRAMS, Role, Tunable
 
 NAME = "jagged_softmax"
 UPSTREAM_FILE = "sll/triton/triton_jagged_softmax.py"
@@ -128,9 +128,9 @@ D_FITS = BlockFits("BLOCK_D", lambda c: next_pow2(c.shape["D"]), "D")
 TUNABLES = (
     Tunable("BLOCK_L", pow2_range(8, 4096)),
     Tunable("BLOCK_D", pow2_range(1, 256)),
-    Tunable("num_warps", (1, 2, 4, 8), launch_option=True),
+    Tunable("num_warps", (1, 2, 4, 8), role=Role.LAUNCH_OPTION),
     # Only the row-block loop (sequences longer than BLOCK_L) pipelines.
-    Tunable("num_stages", (1, 2, 3, 4), launch_option=True, default=3),
+    Tunable("num_stages", (1, 2, 3, 4), role=Role.LAUNCH_OPTION, default=3),
     MULTIBUFFER,
     PROGRAMS,
 )

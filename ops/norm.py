@@ -31,7 +31,7 @@ from .spec import (
     next_pow2,
     pow2_range,
 )
-from .tunable import Tunable
+from .tunable import Role, Tunable
 
 UPSTREAM_FILE = Upstream(
     file="examples/hstu/ops/triton_ops/triton_layer_norm.py",
@@ -100,14 +100,14 @@ def fits_registers(config: Config, case: Case, limits) -> str | None:
 
 ROW_TUNABLES = (
     Tunable("BLOCK_N", pow2_range(1, 64)),
-    Tunable("NUM_PROGRAMS", pow2_range(16, MAX_NUM_PROGRAMS)),
-    Tunable("num_warps", (1, 2, 4, 8, 16), launch_option=True),
+    Tunable("NUM_PROGRAMS", pow2_range(16, MAX_NUM_PROGRAMS), role=Role.LAUNCHER_ARGUMENT),
+    Tunable("num_warps", (1, 2, 4, 8, 16), role=Role.LAUNCH_OPTION),
     MULTIBUFFER,
 )
 REDUCE_TUNABLES = (
     Tunable("BLOCK_N", pow2_range(8, 256)),
     Tunable("BLOCK_D", pow2_range(4, 256)),
-    Tunable("num_warps", (1, 2, 4, 8, 16), launch_option=True),
+    Tunable("num_warps", (1, 2, 4, 8, 16), role=Role.LAUNCH_OPTION),
     MULTIBUFFER,
 )
 ROWS_FIT = BlockFits("BLOCK_N", lambda c: next_pow2(c.shape["N"]), "N")

@@ -30,7 +30,7 @@ The 950's options differ: several are accepted there but read by no pass, or not
 
 from __future__ import annotations
 
-from .tunable import Tunable
+from .tunable import Role, Tunable
 
 #: triton-ascend's `multibuffer` launch option: double-buffer the tiles a loop moves by DMA
 #: (`--enable-auto-multi-buffer` of its compiler). Off and on, as booleans: the value
@@ -42,7 +42,7 @@ from .tunable import Tunable
 MULTIBUFFER = Tunable(
     "multibuffer",
     (False, True),
-    launch_option=True,
+    role=Role.LAUNCH_OPTION,
     default=True,
     source="NPUOptions.multibuffer, Ascend/triton-ascend v3.2.0 ascend/backend/compiler.py",
 )
@@ -52,7 +52,7 @@ MULTIBUFFER = Tunable(
 SIMT_WARPS = Tunable(
     "num_warps",
     (8, 16, 32, 64),
-    launch_option=True,
+    role=Role.LAUNCH_OPTION,
     default=32,
     source="_expand_simt_num_warps_configs, Ascend/triton-ascend main "
     "third_party/ascend/backend/runtime/autotuner.py",
@@ -62,7 +62,7 @@ SIMT_WARPS = Tunable(
 SIMT_ONLY = Tunable(
     "compile_mode",
     ("simt_only",),
-    launch_option=True,
+    role=Role.LAUNCH_OPTION,
     default="simt_only",
     source="NPUOptions.compile_mode, Ascend/triton-ascend v3.2.0 ascend/backend/compiler.py",
 )
@@ -74,7 +74,12 @@ _CV_ONLY = "CV-fused only (main eeb030e7 docs/en/architecture_design_and_core_fe
 
 def _option(name: str, values: tuple, default, note: str = _SWEPT, **kw) -> Tunable:
     return Tunable(
-        name, values, launch_option=True, default=default, source=_OPTIONS.format(name) + note, **kw
+        name,
+        values,
+        role=Role.LAUNCH_OPTION,
+        default=default,
+        source=_OPTIONS.format(name) + note,
+        **kw,
     )
 
 

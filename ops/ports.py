@@ -36,7 +36,7 @@ def load_port(op: str, *, fresh: bool = False) -> types.ModuleType:
 
 def picked_config(
     port: types.ModuleType, soc: str, kernel: str, shape: dict, dtype: str, default: dict
-) -> tuple[dict, list[str]]:
+) -> tuple[dict, list[Warning]]:
     """The config the launchers of `port` pick on `soc` for a call (the generated block's lookup,
     uncached) and the warnings it gave: the nearest-case one, said once per kernel and soc by a
     launcher, is given on every call here."""
@@ -44,4 +44,4 @@ def picked_config(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         config = port._pick(soc, kernel, shape, dtype, default)
-    return config, [str(w.message) for w in caught]
+    return config, [w.message for w in caught]

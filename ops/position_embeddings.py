@@ -13,7 +13,7 @@ from .jagged_dense_bmm_broadcast_add import MAX_PROGRAMS, RecsysJaggedOp
 from .norm import fits_registers
 from .npu_tunables import MULTIBUFFER
 from .spec import SHORT_DTYPE, BlockFits, Case, Config, KernelSpec, next_pow2, pow2_range
-from .tunable import PROGRAMS, Tunable
+from .tunable import PROGRAMS, Role, Tunable
 
 UPSTREAM_FILE = "examples/hstu/ops/triton_ops/triton_position.py"
 UPSTREAM_SHA256 = "015fb4a0745bdff9cb6850d4dbca2245ef502c8dbb0ad2ae839451c21a9a8386"
@@ -61,8 +61,8 @@ def fwd_kernel(
         tunables=(
             Tunable("BLOCK_N", pow2_range(1, 128)),
             Tunable("BLOCK_D", pow2_range(1, 512)),
-            Tunable("num_warps", (2, 4, 8), launch_option=True),
-            Tunable("num_stages", (1, 2), launch_option=True),
+            Tunable("num_warps", (2, 4, 8), role=Role.LAUNCH_OPTION),
+            Tunable("num_stages", (1, 2), role=Role.LAUNCH_OPTION),
             MULTIBUFFER,
             PROGRAMS,
         ),

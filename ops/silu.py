@@ -19,7 +19,7 @@ from .dense_rows import DenseRowsOp
 from .npu_tunables import MULTIBUFFER
 from .ports import load_port
 from .spec import Case, Config, KernelSpec, Tensors, Upstream, next_pow2, pow2_range
-from .tunable import Tunable
+from .tunable import Role, Tunable
 
 NAME = "silu"
 #: Programs of a launch at most on an NPU (an Ascend launch over 65535 blocks fails); beyond,
@@ -41,8 +41,9 @@ PERFORMANCE_SHAPES = (
 )
 
 TUNABLES = (
-    Tunable("x_block_size", pow2_range(256, 8192)),  # upstream's name: its autotune list's
-    Tunable("num_warps", (2, 4, 8, 16), launch_option=True),
+    # upstream's name: its autotune list's
+    Tunable("x_block_size", pow2_range(256, 8192), role=Role.LAUNCHER_ARGUMENT),
+    Tunable("num_warps", (2, 4, 8, 16), role=Role.LAUNCH_OPTION),
     MULTIBUFFER,
 )
 

@@ -22,8 +22,9 @@ from .jagged import skewed_lengths, user_lengths
 from .npu_tunables import SIMT_ONLY, SIMT_WARPS
 from .tunable import PROGRAMS, Tunable
 
-#: Tunable values: ints (booleans for on/off options), and the one string `compile_mode`.
-Config = dict[str, int | str]
+#: Tunable values: ints, booleans for on/off options (named, so that a pydantic model holding a
+#: config keeps them booleans), and the one string `compile_mode`.
+Config = dict[str, bool | int | str]
 Tensors = dict[str, torch.Tensor]
 CaseKind = Literal["accuracy", "performance"]
 

@@ -5,6 +5,18 @@ are in `ops.npu_tunables`."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Role(StrEnum):
+    """How a launch passes a tunable on: a constexpr of the kernel (the launcher passes the
+    config's constexprs as they are), a launch option of the compiler (num_warps, multibuffer),
+    or an argument of the launcher itself, which reads it to shape the launch (a program count,
+    a grid form) and passes the kernel what it derives."""
+
+    CONSTEXPR = "constexpr"
+    LAUNCH_OPTION = "launch_option"
+    LAUNCHER_ARGUMENT = "launcher_argument"
 
 
 @dataclass(frozen=True)
@@ -13,8 +25,8 @@ class Tunable:
 
     name: str
     values: tuple[int | str, ...]
-    #: A launch option (num_warps, num_stages, multibuffer) rather than a constexpr of the kernel.
-    launch_option: bool = False
+    #: How a launch passes it on (`Role`).
+    role: Role = Role.CONSTEXPR
     #: The value a launch that leaves this option out gets (the compiler's own default), for the
     #: options upstream's default config cannot name; None where the default config names it.
     default: int | str | None = None
@@ -24,6 +36,11 @@ class Tunable:
     #: Where the tunable and its values come from (a launch option: the document or file of the
     #: toolchain, at a commit); "" for the port's own constexprs.
     source: str = ""
+
+    @property
+    def launch_option(self) -> bool:
+        """A launch option (num_warps, num_stages, multibuffer) rather than a kernel argument."""
+        return self.role is Role.LAUNCH_OPTION
 
 
 #: The program count of a kernel given a persistent form: 1, 2 or 4 programs per core, each
@@ -37,6 +54,7 @@ class Tunable:
 PROGRAMS = Tunable(
     "PROGRAMS",
     (1, 2, 4, 0),
+    role=Role.LAUNCHER_ARGUMENT,
     default=0,
     source="Ascend/triton-ascend main docs/en/programming_guide/vector_operator.md "
     "(grid = num_vectorcore, range(pid, num_blocks, num_core))",

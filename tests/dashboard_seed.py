@@ -15,6 +15,7 @@ from optuna.distributions import IntDistribution
 from optuna.trial import TrialState, create_trial
 from sqlalchemy import select
 
+from autotuner.search.verdict import Outcome, Verdict
 from storage import (
     AccuracyResult,
     Baseline,
@@ -289,7 +290,12 @@ def seed(url: str) -> Seeded:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     _trials(storage, STUDY_MAIN, MAIN_COMPLETE, MAIN_FAILED)
     _trials(storage, STUDY_CPU, 1, 0)
-    verdict = {"winner": {"BLOCK_N": 128, "num_warps": 1}, "beats_default": True, "speedup": 1.072}
+    verdict = Verdict(
+        outcome=Outcome.BEATS_DEFAULT, method="seeded", complete_trials=MAIN_COMPLETE, retimed=(),
+        default_config={"BLOCK_N": 32, "num_warps": 4}, winner={"BLOCK_N": 128, "num_warps": 1},
+        winner_trial=3, winner_median_ms=0.0305, default_median_ms=0.0327, speedup=1.072,
+        p_value=0.001, beats_default=True,
+    ).as_dict()  # fmt: skip
     records = [
         _study_record(STUDY_MAIN, "H200", CASE_A, verdict),
         _study_record(STUDY_CPU, "cpu", CASE_CPU, None),

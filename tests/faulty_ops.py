@@ -14,7 +14,7 @@ import torch
 
 from ops.ports import load_port
 from ops.spec import Case, KernelSpec, OpSpec, Upstream
-from ops.tunable import Tunable
+from ops.tunable import Role, Tunable
 
 NAME = "faulty_scale"
 CRASH, HANG, WRONG, FEW_OFF, SYNC = 64, 128, 32, 1024, 2048
@@ -77,7 +77,7 @@ class FaultyScale(OpSpec):
             name="fwd",
             tunables=(
                 Tunable("BLOCK", (16, 32, 64, 128, 256, 512, FEW_OFF, SYNC)),
-                Tunable("num_warps", (4,), launch_option=True),
+                Tunable("num_warps", (4,), role=Role.LAUNCH_OPTION),
             ),
             outputs=("y",),
             # FAULTY_DEFAULT_BLOCK: a default that fails too (a port or tool fault, not a config's).

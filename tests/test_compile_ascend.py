@@ -244,13 +244,13 @@ def test_a_compiler_crash_that_does_not_repeat_is_not_the_verdict(monkeypatch):
     """triton-adapter-opt (triton-ascend 3.2.0) aborts now and then on an input it compiles
     otherwise: a crash is tried again, and only a crash on every attempt is the verdict."""
     from autotuner.backends import compile as compiling
-    from autotuner.backends.compile_verdict import CRASH, PLANNED
+    from autotuner.vocabulary import Failure, Fit
 
     monkeypatch.setattr(compiling, "_session", compiling._Session(None))
-    crash = compiling.CompileResult(CRASH, "Assertion `abstractType' failed.")
+    crash = compiling.CompileResult(Failure.CRASH, "Assertion `abstractType' failed.")
     for outcomes, verdict in (
-        ([crash, compiling.CompileResult(PLANNED)], PLANNED),
-        ([crash] * compiling.CRASH_ATTEMPTS, CRASH),  # a fourth attempt would find none
+        ([crash, compiling.CompileResult(Fit.PLANNED)], Fit.PLANNED),
+        ([crash] * compiling.CRASH_ATTEMPTS, Failure.CRASH),  # a fourth attempt would find none
     ):
         given = iter(outcomes)
         launches = compiling._Launches()
@@ -259,5 +259,5 @@ def test_a_compiler_crash_that_does_not_repeat_is_not_the_verdict(monkeypatch):
         (result,) = launches.results
         assert result.category == verdict
         assert next(given, None) is None  # every outcome asked for: one attempt each
-        if verdict == PLANNED:
+        if verdict == Fit.PLANNED:
             assert "crashed on 1 earlier attempt(s): Assertion" in result.message

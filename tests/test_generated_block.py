@@ -194,9 +194,10 @@ def test_the_nearest_case_is_warned_once_per_kernel_and_soc(tree):
             for b in (48, 96, 200):
                 shape = {**SHAPE, "B": b, "max_seq_len": 200}
                 port._pick(soc, "fwd", shape, "float32", port.default_config("fwd", shape))
-    said = [nearest_warning(str(w.message)) for w in caught]
+    said = [nearest_warning(w.message) for w in caught]
     assert said == [("fwd", "cpu"), ("fwd", "H200")]
-    assert nearest_warning("fwd: something else") is None
+    assert [w.message.case for w in caught] == [caught[0].message.case] * 2  # the case it took
+    assert nearest_warning(UserWarning("fwd: no config frozen on cpu; nearest frozen case")) is None
 
 
 def test_every_attention_launcher_finds_the_config_frozen_for_its_case(tree):

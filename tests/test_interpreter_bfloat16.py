@@ -24,7 +24,9 @@ def _dot(a_ptr, b_ptr, c_ptr, BLOCK: tl.constexpr):
 def test_float32_to_bfloat16_rounds_to_nearest_even(cpu):
     """torch rounds to nearest even, as a GPU does; the interpreter's own cast truncates."""
     x = torch.randn(1024, generator=torch.Generator().manual_seed(0)) * 3
-    x[:4] = torch.tensor([1.0 + 2**-8, 1.0 + 3 * 2**-8, float("inf"), float("nan")])  # ties, inf, NaN
+    x[:4] = torch.tensor(
+        [1.0 + 2**-8, 1.0 + 3 * 2**-8, float("inf"), float("nan")]
+    )  # ties, inf, NaN
     y = torch.empty(1024, dtype=torch.bfloat16)
     _round_trip[(1,)](x, y, x.numel(), BLOCK=1024)
     want = x.to(torch.bfloat16)

@@ -13,6 +13,7 @@ from sqlalchemy import func, select
 
 from autotuner.search import runner
 from autotuner.search.space import config_key
+from autotuner.search.verdict import Outcome, Verdict
 from autotuner.settings import settings
 from core.errors import UserError
 from ops import all_ops
@@ -40,6 +41,15 @@ def tune(db_url, op=COPY_OP, case=COPY_CASE, trials=6, **kw):
 
 def trials_of(db_url, name):
     return optuna.load_study(study_name=name, storage=db_url).get_trials(deepcopy=False)
+
+
+def _settled(winner: dict) -> dict:
+    """The JSON form of a verdict whose winner beat the default (an empty config)."""
+    return Verdict(
+        outcome=Outcome.BEATS_DEFAULT, method="test", complete_trials=1, retimed=(),
+        default_config={}, winner=winner, winner_trial=0, winner_median_ms=1.0,
+        default_median_ms=2.0, speedup=2.0, p_value=None, beats_default=True,
+    ).as_dict()  # fmt: skip
 
 
 @pytest.fixture
@@ -414,7 +424,7 @@ def test_sampler_option_and_warm_starts_from_a_sibling_study(db_url):
                 name="elsewhere", op=COPY_OP, kernel="fwd", case_name="b4_n16_d40_bf16",
                 case={"shape": {"B": 4, "max_seq_len": 16, "D": 40}, "dtype": "bfloat16"},
                 soc="H200", source_hash="0" * 64, budget=1, default_config={}, feasible_size=1,
-                strategy="local", verdict={"winner": winner}, verdict_trials=1,
+                strategy="local", verdict=_settled(winner), verdict_trials=1,
             )
         )  # fmt: skip
         session.commit()

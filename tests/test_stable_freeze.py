@@ -9,6 +9,7 @@ from autotuner.atk.generated_block import read_frozen
 from autotuner.freeze.freeze import freeze
 from autotuner.report.studies import summarize
 from autotuner.search import settle
+from autotuner.search.verdict import Outcome, Verdict
 from core.paths import port_file
 from ops import get_op
 from storage import open_database
@@ -52,9 +53,9 @@ def test_a_winner_within_noise_of_the_frozen_config_leaves_it_frozen():
     complete = numbered(trials((NEW, 0.700), (FROZEN, 0.701), (DEFAULT, 1.0)))
     timer = fake_timer({16: 1.0, 32: 0.7015, 64: 0.7000})  # 0.2% apart: noise
     verdict = settle.retime(complete, DEFAULT, timer, RULES, FROZEN)
-    assert verdict["winner"] == FROZEN and verdict["kept_frozen"] is True
-    assert verdict["reason"] == "kept: within noise of the frozen config"
-    assert verdict["beats_default"] is True and verdict["frozen_p_value"] is not None
+    assert verdict.winner == FROZEN and verdict.outcome is Outcome.FROZEN_KEPT
+    assert verdict.text == "kept: within noise of the frozen config"
+    assert verdict.beats_default is True and verdict.frozen_p_value is not None
 
 
 def test_a_winner_beyond_noise_replaces_the_frozen_config():
@@ -62,8 +63,8 @@ def test_a_winner_beyond_noise_replaces_the_frozen_config():
     verdict = settle.retime(
         complete, DEFAULT, fake_timer({16: 1.0, 32: 0.7, 64: 0.6}), RULES, FROZEN
     )
-    assert verdict["winner"] == NEW and verdict["kept_frozen"] is False
-    assert verdict["frozen_gain"] > 0.1 and verdict["frozen_p_value"] < 0.01
+    assert verdict.winner == NEW and verdict.outcome is Outcome.BEATS_FROZEN
+    assert verdict.frozen_gain > 0.1 and verdict.frozen_p_value < 0.01
 
 
 def test_the_frozen_config_is_re_timed_even_outside_the_best_few():
@@ -74,8 +75,8 @@ def test_the_frozen_config_is_re_timed_even_outside_the_best_few():
     )
     medians = {1: 0.599, 2: 0.6, 4: 0.601, 8: 0.602, 16: 1.0, 32: 0.6}
     verdict = settle.retime(complete, DEFAULT, fake_timer(medians), RULES, FROZEN)
-    assert FROZEN in [r["config"] for r in verdict["retimed"]]
-    assert verdict["winner"] == FROZEN and verdict["kept_frozen"]
+    assert FROZEN in [r.config for r in verdict.retimed]
+    assert verdict.winner == FROZEN and verdict.kept_frozen
 
 
 def test_no_frozen_config_or_an_unmeasured_one_changes_nothing():
@@ -83,7 +84,7 @@ def test_no_frozen_config_or_an_unmeasured_one_changes_nothing():
     timer = fake_timer({16: 1.0, 64: 0.6})
     for frozen in (None, FROZEN):
         verdict = settle.retime(complete, DEFAULT, timer, RULES, frozen)
-        assert verdict["winner"] == NEW and "kept_frozen" not in verdict
+        assert verdict.winner == NEW and verdict.outcome is Outcome.BEATS_DEFAULT
 
 
 def test_a_rerun_measures_the_frozen_config_and_freeze_and_status_report_the_rule(tree, tmp_path):
@@ -98,19 +99,19 @@ def test_a_rerun_measures_the_frozen_config_and_freeze_and_status_report_the_rul
     (pinned,) = [e["config"] for e in read_frozen(path.read_text(), path)["cpu"]["fwd"]]
     again = f"sqlite:///{tmp_path / 'again.db'}"
     (record,) = tune(again, trials=4)
-    verdict = record.verdict
-    assert verdict["frozen_config"] == pinned
+    verdict = Verdict.of(record.verdict)
+    assert verdict.frozen_config == pinned
     study = optuna.load_study(study_name=record.name, storage=again)
     measured = [
         t.user_attrs["config"] for t in study.get_trials() if t.state == TrialState.COMPLETE
     ]
     assert pinned in measured[:2]  # right after the default (unless it is the default)
-    kept = verdict.get("reason", "").startswith("kept")
-    assert not kept or (verdict["winner"] == pinned and verdict["kept_frozen"])
+    kept = verdict.outcome is Outcome.FROZEN_KEPT
+    assert not kept or verdict.winner == pinned
     result = freeze(open_database(again), spec, "cpu", label=None, dry_run=True, force=True)
     assert [e.kept for e in result.entries] == [kept]
     (summary,) = summarize(open_database(again), op=COPY_OP)
-    assert (summary.verdict.get("reason") == "kept: within noise of the frozen config") == kept
+    assert summary.verdict == verdict
 
 
 def test_the_run_summary_gives_the_a_b_gain_of_a_new_winner_over_the_frozen_config():
@@ -131,7 +132,7 @@ def test_the_run_summary_gives_the_a_b_gain_of_a_new_winner_over_the_frozen_conf
     console = Console(width=400, record=True)
     console.print(_summary_table([summary], "t"))
     text = console.export_text()
-    gain = f"{verdict['frozen_gain']:.1%}"
+    gain = f"{verdict.frozen_gain:.1%}"
     assert f"beats default; beats the frozen config by {gain} (p=" in text
 
 
@@ -155,6 +156,6 @@ def test_the_winner_is_the_finalist_fastest_beside_the_default_in_the_same_round
     complete = numbered(trials((NEW, 0.9), (FROZEN, 0.95), (DEFAULT, 1.0)))
     medians = {16: 1.0, 32: 0.97, 64: 0.9}
     verdict = settle.retime(complete, DEFAULT, fake_timer(medians), RULES)
-    assert verdict["winner"] == NEW and verdict["beats_default"]
-    ratios = {r["config"]["BLOCK"]: r["paired_ratio"] for r in verdict["retimed"]}
+    assert verdict.winner == NEW and verdict.beats_default
+    ratios = {r.config["BLOCK"]: r.paired_ratio for r in verdict.retimed}
     assert ratios[16] == 1.0 and 0.89 < ratios[64] < 0.91 and 0.96 < ratios[32] < 0.98

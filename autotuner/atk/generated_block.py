@@ -13,7 +13,6 @@ helpers anywhere else. `autotune lint` fails on a block that differs from its re
 from __future__ import annotations
 
 import ast
-import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from core.errors import UserError
 from core.socs import VENDOR_WORDS, BackendKind, soc_patterns
 from ops import all_ops
 from ops.spec import KernelSpec
+from ops.tunable import Role
 
 from ..backends import npu_options
 from ..backends.cuda import CudaBackend
@@ -34,8 +34,7 @@ BEGIN_MARKER = (
     "# >>> autotune generated block: rewritten by `autotune freeze`, do not edit by hand >>>"
 )
 END_MARKER = "# <<< autotune generated block <<<"
-#: Launch options each device type understands, as the backends name them; constexpr tunables
-#: are the BLOCK_* names. On an NPU, num_warps goes only with compile_mode="simt_only" (SIMT code,
+#: Launch options each device type understands, as the backends name them. On an NPU, num_warps goes only with compile_mode="simt_only" (SIMT code,
 #: `--npu-mode simt`): triton-ascend's SIMD code never reads it (autotuner.backends.npu); the
 #: compiler options are those a search may vary (`autotuner.backends.npu_options`).
 LAUNCH_OPTIONS = {
@@ -60,16 +59,16 @@ OPTIONAL_HELPERS = (
 )
 
 FrozenConfigs = dict[str, dict[str, list[dict[str, Any]]]]
-#: The warning a launcher gives, once per kernel and soc, when it takes the nearest frozen case.
-_NEAREST = re.compile(
-    r"^(?P<kernel>\S+): no config frozen on (?P<soc>\S+) for .*nearest frozen case"
-)
+#: The warning a launcher gives, once per kernel and soc, when it takes the nearest frozen case:
+#: each block defines the class (a port runs alone), so it is known by its name.
+NEAREST_WARNING = "NearestFrozenCase"
 
 
-def nearest_warning(message: str) -> tuple[str, str] | None:
-    """(kernel, soc) of a launcher's nearest-frozen-case warning; None for any other message."""
-    found = _NEAREST.match(message)
-    return (found["kernel"], found["soc"]) if found else None
+def nearest_warning(message: Warning | str) -> tuple[str, str] | None:
+    """(kernel, soc) a launcher's `NearestFrozenCase` warning records; None for any other."""
+    if type(message).__name__ != NEAREST_WARNING:
+        return None
+    return message.kernel, message.soc  # type: ignore[union-attr]
 
 
 @cache
@@ -95,6 +94,14 @@ def tile_keys(op: str) -> dict[str, dict[str, str]]:
     return {k.name: k.tile_keys for k in _port_kernels(op) if k.tile_keys}
 
 
+def constexprs(op: str) -> tuple[str, ...]:
+    """The config keys the launchers of the port of `op` pass its kernels as they are: the
+    tunables whose role is a kernel constexpr."""
+    return tuple(
+        sorted({t.name for k in _port_kernels(op) for t in k.tunables if t.role is Role.CONSTEXPR})
+    )
+
+
 def whole_keys(op: str) -> dict[str, tuple[str, ...]]:
     """kernel -> the shape keys of the dimensions a program holds whole, for the port of `op`."""
     return {k.name: k.whole_keys for k in _port_kernels(op) if k.whole_keys}
@@ -105,10 +112,11 @@ def render_block(
     helpers: tuple[str, ...] = (),
     tiles: dict[str, dict[str, str]] | None = None,
     wholes: dict[str, tuple[str, ...]] | None = None,
+    names: tuple[str, ...] = (),
 ) -> str:
     """The block's text, markers included, for the given frozen configs (sorted for stable output),
     optional helpers (OPTIONAL_HELPERS), the blocks' dimensions (`tile_keys`) and the dimensions
-    held whole (`whole_keys`)."""
+    held whole (`whole_keys`) and the keys passed as constexprs (`constexprs`)."""
     unknown = sorted(set(helpers) - set(OPTIONAL_HELPERS))
     if unknown:
         raise ValueError(f"no such port helper in the template: {', '.join(unknown)}")
@@ -125,6 +133,7 @@ def render_block(
         launch_options=format_literal(LAUNCH_OPTIONS, prefix=len("_LAUNCH_OPTIONS = ")),
         tile_keys=format_literal(tiles or {}, prefix=len("_TILE_KEYS = ")),
         whole_keys=format_literal(wholes or {}, prefix=len("_WHOLE_KEYS = ")),
+        constexprs=format_literal(names, prefix=len("_CONSTEXPRS = ")),
         helpers=helpers,
     )
 
@@ -205,7 +214,11 @@ def replace_block(source: str, frozen: FrozenConfigs, path: Path) -> str:
     `port_helpers`); the result is checked to be valid Python."""
     start, stop = _block_span(source, path)
     block = render_block(
-        frozen, port_helpers(source, path), tile_keys(path.stem), whole_keys(path.stem)
+        frozen,
+        port_helpers(source, path),
+        tile_keys(path.stem),
+        whole_keys(path.stem),
+        constexprs(path.stem),
     )
     new = source[:start] + block + source[stop:]
     try:

@@ -18,7 +18,7 @@ compiler.py; 3.2.0 hard-codes False, the 3.5 line detects the chip), the reverse
 ascendnpu-ir's `bishengir-compile-a5` runs under the only name triton-ascend looks for
 (`_get_npucompiler_path`, utils.py). The config's own launch options come on top. Every such compile then stops at CANN's code generator
 `hivmc`: reaching it means the whole BiShengIR pipeline, memory planning included, accepted the
-kernel (`compile_verdict.PLANNED`). That is not a run: no code was generated, nothing ran on a chip.
+kernel (`Fit.PLANNED`). That is not a run: no code was generated, nothing ran on a chip.
 """
 
 from __future__ import annotations
@@ -47,13 +47,10 @@ from core.socs import SOCS, ascend_family
 from ops.ports import load_port
 from ops.spec import Config, KernelSpec, OpSpec, Tensors
 
+from ..vocabulary import Failure, Fit
 from . import compile_verdict, triton_ascend
-from .compile_verdict import COMPILED, CRASH, FITS, NO_LAUNCH
 from .compiler_log import CompilerLog
 
-#: The verdict where the port's launcher refused a config before launching a kernel (a constraint
-#: of the launcher's, e.g. equal blocks); no compiler was asked.
-LAUNCHER = "launcher"
 #: What to install for compiling without a device.
 INSTALL = "pip install 'autotune[ascend-compile]' (triton-ascend 3.2.0 and ascendnpu-ir 1.2.0)"
 _PRINT_MEMORY = "--enable-print-memory-allocated-size"
@@ -145,9 +142,7 @@ def prints_memory(binary: str) -> bool:
 class CompileResult:
     """The verdict of compiling one config of a kernel on a case (all its `@triton.jit` launches)."""
 
-    category: (
-        str  # compile_verdict: planned, compiled, no_launch, *_overflow, crash, compile; timeout
-    )
+    category: Fit | Failure  # Failure.LAUNCHER: the port's launcher refused it (e.g. equal blocks)
     message: str = ""
     seconds: float = 0.0
     required_bits: int | None = None
@@ -158,7 +153,7 @@ class CompileResult:
 
     @property
     def ok(self) -> bool:
-        return self.category in FITS
+        return self.category in tuple(Fit)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -272,10 +267,10 @@ class _Launches:
         for _ in range(CRASH_ATTEMPTS):
             with tempfile.TemporaryDirectory(prefix="autotune-compile-") as temps:
                 result = self._compile(fn, grid, args, kwargs, Path(temps))
-            if result.category != CRASH:
+            if result.category != Failure.CRASH:
                 break
             crashes.append(result)
-        if crashes and result.category != CRASH:
+        if crashes and result.category != Failure.CRASH:
             note = (
                 f"the compiler crashed on {len(crashes)} earlier attempt(s): {crashes[0].message}"
             )
@@ -314,7 +309,7 @@ class _Launches:
         seconds = time.perf_counter() - start
         if log is None:  # the device here: its compiler either built the kernel or refused it
             if error is None:
-                return CompileResult(COMPILED, seconds=seconds)
+                return CompileResult(Fit.COMPILED, seconds=seconds)
             return CompileResult(
                 compile_verdict.classify(error), compile_verdict.short(error), seconds
             )
@@ -418,10 +413,10 @@ def compile_config(
         try:
             op.launch(kernel.name, inputs, config)
         except Exception as exc:  # noqa: BLE001 - the launcher refused the config itself
-            return CompileResult(LAUNCHER, compile_verdict.short(exc))
+            return CompileResult(Failure.LAUNCHER, compile_verdict.short(exc))
     results = launches.results
     if not results:
-        return CompileResult(NO_LAUNCH, "the launcher launched no kernel on this case")
+        return CompileResult(Fit.NO_LAUNCH, "the launcher launched no kernel on this case")
     failed = next((r for r in results if not r.ok), None)
     memory: dict[str, int] = {}
     for result in results:

@@ -24,19 +24,14 @@ import re
 import subprocess
 from dataclasses import dataclass
 
+from ..vocabulary import Failure, Fit
+
 #: The compiler's overflow words and the failure category of each, in the order they are tested.
 OVERFLOWS = (
-    ("ub overflow", "ub_overflow"),
-    ("cbuf overflow", "cbuf_overflow"),
-    ("cc overflow", "cc_overflow"),
+    ("ub overflow", Failure.UB_OVERFLOW),
+    ("cbuf overflow", Failure.CBUF_OVERFLOW),
+    ("cc overflow", Failure.CC_OVERFLOW),
 )
-#: Verdicts of a compile that produced (or would produce, given `hivmc`) code.
-PLANNED, COMPILED = "planned", "compiled"
-#: The verdict where a config launches no kernel on its case (no rows, say): nothing to refuse.
-NO_LAUNCH = "no_launch"
-#: The verdicts that refuse nothing.
-FITS = (PLANNED, COMPILED, NO_LAUNCH)
-CRASH = "crash"
 _FALLBACK = "set enable-auto-multi-buffer to false"
 _REQUIRES = re.compile(r"requires\s+(\d+)\s+bits\s+while\s+(\d+)\s+bits\s+available")
 _UB_SIZE = re.compile(r"UB\s+size\s*=\s*(\d+)\s*bits")
@@ -60,14 +55,14 @@ _ELEMENT_BYTES = {"f32": 4, "i32": 4, "f16": 2, "bf16": 2, "i16": 2, "i8": 1, "i
 class Reading:
     """What one compiler run's text says."""
 
-    category: str  # planned, compiled, ub_overflow, cbuf_overflow, cc_overflow, crash, compile
+    category: Fit | Failure  # planned or compiled; else an overflow, a crash or "compile"
     message: str  # one line: the compiler's own first error line, or "" where it planned
     required_bits: int | None = None
     available_bits: int | None = None
     multibuffer_dropped: bool = False
 
 
-def overflow_category(text: str) -> str | None:
+def overflow_category(text: str) -> Failure | None:
     """The on-chip memory a compiler's message says overflowed, as a failure category."""
     lowered = text.lower()
     return next((category for words, category in OVERFLOWS if words in lowered), None)
@@ -117,13 +112,13 @@ def read(text: str, succeeded: bool = False) -> Reading:
             (line for line in text.splitlines() if "assertion" in line.lower()),
             next((line for line in text.splitlines() if line.strip()), "compiler crash"),
         )
-        return Reading(CRASH, _clean(line), multibuffer_dropped=dropped)
+        return Reading(Failure.CRASH, _clean(line), multibuffer_dropped=dropped)
     if succeeded:
-        return Reading(COMPILED, "", multibuffer_dropped=dropped)
+        return Reading(Fit.COMPILED, "", multibuffer_dropped=dropped)
     if any(word in lowered for word in _NO_HIVMC):
-        return Reading(PLANNED, "", multibuffer_dropped=dropped)
+        return Reading(Fit.PLANNED, "", multibuffer_dropped=dropped)
     first = errors[0] if errors else next((ln for ln in text.splitlines() if ln.strip()), "")
-    return Reading("compile", _clean(first), multibuffer_dropped=dropped)
+    return Reading(Failure.COMPILE, _clean(first), multibuffer_dropped=dropped)
 
 
 def _clean(line: str) -> str:
@@ -172,7 +167,7 @@ def exception_text(exc: BaseException) -> str:
     return "\n".join([f"{type(exc).__name__}: {exc}", *compiler_errors(exc)])
 
 
-def classify(exc: BaseException) -> str:
+def classify(exc: BaseException) -> Failure:
     """The failure category of an exception raised by a launch (compiling or running)."""
     import torch
 
@@ -185,14 +180,14 @@ def classify(exc: BaseException) -> str:
         or "out of resource" in text
         or isinstance(exc, torch.OutOfMemoryError)
     ):
-        return "resource"
+        return Failure.RESOURCE
     if (
         "compilationerror" in text
         or "compilation" in type(exc).__name__.lower()
         or isinstance(exc, subprocess.CalledProcessError)  # a compiler stage (triton-ascend)
     ):
-        return "compile"
-    return "runtime"
+        return Failure.COMPILE
+    return Failure.RUNTIME
 
 
 def short(exc: BaseException, limit: int = 500) -> str:

@@ -67,18 +67,11 @@ def _summary_table(summaries, title: str) -> Table:
                 config_text(s.best_config),
             )
         else:
-            verdict_text = "beats default" if verdict["beats_default"] else "default kept"
-            if verdict.get("kept_frozen") and verdict.get("reason", "").startswith("kept"):
-                verdict_text = "kept: within noise of the frozen config"
-            elif "frozen_gain" in verdict:  # a new winner, A/B against the frozen config
-                verdict_text += (
-                    f"; beats the frozen config by {verdict['frozen_gain']:.1%} "
-                    f"(p={verdict['frozen_p_value']:.1g})"
-                )
-            speedup = speedup_text(verdict.get("speedup"))
-            winner = config_text(verdict["winner"])
-            default_ms = verdict.get("default_median_ms", default_ms)
-            best_ms = verdict.get("winner_median_ms", best_ms)
+            verdict_text = verdict.text
+            speedup = speedup_text(verdict.speedup)
+            winner = config_text(verdict.winner)
+            default_ms = verdict.default_median_ms
+            best_ms = verdict.winner_median_ms
         if s.stale:
             verdict_text += " (stale: a newer study ran under another toolchain)"
         table.add_row(

@@ -36,6 +36,7 @@ from ..atk.store import FrozenStore
 from ..baseline.baseline import chosen_gpu_soc, gpu_baseline
 from ..cases.store import kind_for, user_cases
 from ..search.study import kernel_source_hash
+from ..search.verdict import Outcome, Retimed, Verdict
 from .history import previous_entry
 
 #: A study needs this many completed trials (or its whole feasible space) before it is frozen;
@@ -56,7 +57,7 @@ class Entry:
     #: The study's best was within noise of the config frozen already, which stays.
     kept: bool = False
     #: The settlement's interleaved re-timing: each re-timed config with its numbers.
-    retimed: list[dict[str, Any]] = field(default_factory=list)
+    retimed: tuple[Retimed, ...] = ()
 
     #: The entry of the label before, which this one replaces (`history.previous_entry`).
     previous: dict[str, Any] | None = None
@@ -193,19 +194,14 @@ def fastest(records: list[StudyRecord]) -> StudyRecord:
 
 
 def _winner_ms(record: StudyRecord) -> float:
-    verdict = record.verdict or {}
-    retimed = _retimed_winner(verdict)
-    return retimed["median_ms"] if retimed else verdict["winner_median_ms"]
-
-
-def _retimed_winner(verdict: dict[str, Any]) -> dict[str, Any] | None:
-    """The winner's numbers from the settlement's interleaved re-timing, where it was re-timed."""
-    return next((r for r in verdict.get("retimed", []) if r["config"] == verdict["winner"]), None)
+    verdict = Verdict.of(record.verdict)
+    assert verdict is not None
+    return verdict.winner_ms
 
 
 def _entry(session, storage, record: StudyRecord, kernel: str, case, force: bool) -> Entry:
-    verdict = record.verdict
-    if not verdict:
+    verdict = Verdict.of(record.verdict)
+    if verdict is None:
         raise UserError(
             f"study {record.name} has no verified winner yet (its budget is not spent); finish it with `autotune run` first, or freeze the others with --force"
         )
@@ -221,31 +217,30 @@ def _entry(session, storage, record: StudyRecord, kernel: str, case, force: bool
         raise UserError(
             f"study {record.name} has {len(complete)} completed trials, fewer than the minimum {needed}; tune more or freeze with --force"
         )
-    winner = next((t for t in complete if t.number == verdict["winner_trial"]), None)
-    retimed = _retimed_winner(verdict)
+    winner = next((t for t in complete if t.number == verdict.winner_trial), None)
+    retimed = verdict.winner_retimed
     run_id = winner.user_attrs.get("run_id") if winner else None
     run = session.get(Run, run_id) if run_id else None
     numbers = {
-        "median_ms": retimed["median_ms"] if retimed else verdict["winner_median_ms"],
-        "p20_ms": retimed.get("p20_ms") if retimed else None,
-        "p80_ms": retimed.get("p80_ms") if retimed else None,
-        "n": retimed["n"] if retimed else None,
+        "median_ms": verdict.winner_ms,
+        "p20_ms": retimed.p20_ms if retimed else None,
+        "p80_ms": retimed.p80_ms if retimed else None,
+        "n": retimed.n if retimed else None,
         "default_config": record.default_config,
-        "default_ms": verdict.get("default_median_ms"),
-        "speedup_over_default": verdict.get("speedup"),
-        "beats_default": verdict["beats_default"],
+        "default_ms": verdict.default_median_ms,
+        "speedup_over_default": verdict.speedup,
+        "beats_default": verdict.beats_default,
         "study": record.name,
-        "trial": verdict["winner_trial"],
+        "trial": verdict.winner_trial,
         "completed_trials": len(complete),
         "tuned_at": record.verdict_at.date().isoformat() if record.verdict_at else None,
         "environment": run.environment if run else {},
         "toolchain": record.toolchain or {},
     }
-    kept = bool(verdict.get("kept_frozen")) and verdict.get("reason", "").startswith("kept")
-    config = dict(verdict["winner"])
+    kept = verdict.outcome is Outcome.FROZEN_KEPT
     return Entry(
-        kernel, case.name, case.dtype, dict(case.shape), config, numbers, kept,
-        verdict.get("retimed", []),
+        kernel, case.name, case.dtype, dict(case.shape), dict(verdict.winner), numbers, kept,
+        verdict.retimed,
     )  # fmt: skip
 
 

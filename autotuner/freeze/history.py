@@ -10,6 +10,8 @@ from sqlalchemy import select
 
 from storage import Database, FrozenVersion
 
+from ..search.verdict import Retimed
+
 
 def history_rows(db: Database, op: str, soc: str | None) -> list[tuple[str, str, str, str, str]]:
     query = select(FrozenVersion).where(FrozenVersion.op == op).order_by(FrozenVersion.id)
@@ -41,7 +43,7 @@ def previous_entry(
     old_section: dict[str, Any] | None,
     label: str,
     config: dict[str, Any],
-    retimed: list[dict[str, Any]],
+    retimed: tuple[Retimed, ...],
 ) -> dict[str, Any] | None:
     """What a frozen entry of `label` records of the entry of the label before it: that label
     (the old entry's own, else its section's), date, config and median as frozen then, and, where
@@ -64,12 +66,12 @@ def previous_entry(
             "config": old.get("config"),
             "median_ms": old.get("median_ms"),
         }
-    before = next((r for r in retimed if r["config"] == record["config"]), None)
-    after = next((r for r in retimed if r["config"] == config), None)
+    before = next((r for r in retimed if r.config == record["config"]), None)
+    after = next((r for r in retimed if r.config == config), None)
     if before and after:
         record.update(
-            retimed_ms=before["median_ms"],
-            retimed_now_ms=after["median_ms"],
-            speedup=before["median_ms"] / after["median_ms"],
+            retimed_ms=before.median_ms,
+            retimed_now_ms=after.median_ms,
+            speedup=before.median_ms / after.median_ms,
         )
     return record

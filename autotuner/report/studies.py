@@ -12,6 +12,8 @@ from sqlalchemy import select
 
 from storage import Database, StudyRecord, optuna_storage
 
+from ..search.verdict import Verdict
+from ..vocabulary import Failure
 from .outcomes import outcome, speedup
 
 
@@ -38,7 +40,7 @@ class StudySummary:
     default_ms: float | None = None
     best_ms: float | None = None
     best_config: dict[str, Any] | None = None
-    verdict: dict[str, Any] | None = None
+    verdict: Verdict | None = None
     #: A newer study of the same kernel source ran under another toolchain: this one's numbers
     #: (and a config frozen from it) are stale.
     stale: bool = False
@@ -79,7 +81,7 @@ def summarize(db: Database, *, op: str | None = None, soc: str | None = None) ->
             record.strategy,
             record.budget,
             record.feasible_size,
-            verdict=record.verdict,
+            verdict=Verdict.of(record.verdict),
             stale=latest.id != record.id and latest.toolchain != record.toolchain,
         )
         for trial in optuna.load_study(study_name=record.name, storage=storage).get_trials(
@@ -96,17 +98,17 @@ def summarize(db: Database, *, op: str | None = None, soc: str | None = None) ->
                     )
             elif trial.state == TrialState.FAIL:
                 category = outcome(trial.state.name, trial.user_attrs.get("category"))
-                if category == "infeasible":
+                if category == Failure.INFEASIBLE:
                     summary.infeasible += 1
                 else:
                     summary.failures[category] += 1
                 # A Ctrl-C abandons the trial it stopped: no fault of the default's.
                 if (
                     trial.user_attrs.get("config") == record.default_config
-                    and category != "interrupted"
+                    and category != Failure.INTERRUPTED
                 ):
                     summary.default_failure = f"{category}: {trial.user_attrs.get('message', '')}"
-                if category == "ub_overflow" and "static_violation" not in trial.user_attrs:
+                if category == Failure.UB_OVERFLOW and "static_violation" not in trial.user_attrs:
                     summary.ub_misses += 1
         if summary.default_ms is not None:  # measured after all (a re-run resumed it)
             summary.default_failure = None

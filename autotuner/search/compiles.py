@@ -24,6 +24,7 @@ from ops.spec import Case, Config
 from storage import CompileRecord, Database
 
 from ..backends.compile import CompileResult, ascend_compiler
+from ..vocabulary import Failure
 from .space import config_key
 from .workers import COMPILE_WITHOUT_DEVICE, Worker, WorkerLost
 
@@ -161,7 +162,7 @@ class CompileFarm:
                     give(CompileResult(lost.category, str(lost), self.timeout_s), task, False)
                     continue
                 except RuntimeError as exc:  # the launcher itself failed, before any compile
-                    give(CompileResult("compile", str(exc).splitlines()[0]), task, False)
+                    give(CompileResult(Failure.COMPILE, str(exc).splitlines()[0]), task, False)
                     continue
                 if task.key is None:  # keyed: answer from the database, or compile it
                     task.key = reply

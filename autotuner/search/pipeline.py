@@ -17,6 +17,7 @@ from core.errors import UserError
 from ops.spec import Case, Config
 
 from ..backends.compile import CompileResult
+from ..vocabulary import Source
 from . import interrupts
 from .trial import compile_outcome
 from .workers import Worker, WorkerLost
@@ -25,7 +26,7 @@ from .workers import Worker, WorkerLost
 @dataclass
 class Proposal:
     config: Config
-    source: str  # default, warm, local, pattern, global, exhaustive, retry
+    source: Source
     claim_id: int
     number: int  # the Optuna trial, created RUNNING when the config was claimed
     compiler: Worker | None = None

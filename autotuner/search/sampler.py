@@ -33,6 +33,7 @@ from optuna.trial import FrozenTrial, TrialState, create_trial
 
 from ops.spec import Config
 
+from ..vocabulary import Source
 from .space import SearchSpace, config_key
 
 STRATEGIES = ("local", "tpe", "gp", "random", "exhaustive")
@@ -46,7 +47,7 @@ MODEL_STARTUP_TRIALS = 4
 @dataclass(frozen=True)
 class Choice:
     config: Config
-    source: str  # default, warm, local, pattern, global, exhaustive, polish, retry
+    source: Source
 
 
 def polish_trials(space: SearchSpace, strategy: str, budget: int) -> int:
@@ -150,20 +151,21 @@ class SearchSampler(BaseSampler):
         if not open_configs:
             return None
         if config_key(self.default) not in taken:
-            return Choice(self.default, "default")
+            return Choice(self.default, Source.DEFAULT)
         if self.strategy == "exhaustive":
             return Choice(
-                self.space.nearest(self.default, open_configs) or open_configs[0], "exhaustive"
+                self.space.nearest(self.default, open_configs) or open_configs[0],
+                Source.EXHAUSTIVE,
             )
         history = self._history(study)
         if self.strategy == "local":
             for config in self.warm_starts:
                 if config_key(config) not in taken:
-                    return Choice(config, "warm")
+                    return Choice(config, Source.WARM)
             local = self._local_move(history, taken)
             if local is not None:
                 return local
-        return Choice(self._global_step(history, taken, open_configs), "global")
+        return Choice(self._global_step(history, taken, open_configs), Source.GLOBAL)
 
     def polish(self, study: Study) -> Choice | None:
         """An open feasible neighbour of the best config measured so far; None when it has none
@@ -174,7 +176,11 @@ class SearchSampler(BaseSampler):
         best = min(history, key=lambda cv: cv[1])[0]
         open_keys = self.feasible_keys - self._taken(study)
         return next(
-            (Choice(c, "polish") for c in self.space.neighbors(best) if config_key(c) in open_keys),
+            (
+                Choice(c, Source.POLISH)
+                for c in self.space.neighbors(best)
+                if config_key(c) in open_keys
+            ),
             None,
         )
 
@@ -196,7 +202,7 @@ class SearchSampler(BaseSampler):
         """An open neighbour or pattern move of the best config so far, else of the best config
         since the last global step (the restarted local search)."""
         measured = {config_key(c): (c, v) for c, v, _ in history if v is not None}
-        since = max((i for i, (_, _, s) in enumerate(history) if s == "global"), default=None)
+        since = max((i for i, (_, _, s) in enumerate(history) if s == Source.GLOBAL), default=None)
         centers = [
             min(((c, v) for c, v, _ in entries if v is not None), key=lambda cv: cv[1])[0]
             for entries in (history, history[since:] if since is not None else [])
@@ -205,10 +211,10 @@ class SearchSampler(BaseSampler):
         for center in centers:
             for config in self.space.neighbors(center):
                 if config_key(config) in self.feasible_keys - taken:
-                    return Choice(config, "local")
+                    return Choice(config, Source.LOCAL)
             for config in self.space.pattern_moves(center, measured):
                 if config_key(config) in self.feasible_keys - taken:
-                    return Choice(config, "pattern")
+                    return Choice(config, Source.PATTERN)
         return None
 
     def _global_step(

@@ -9,7 +9,7 @@ its selection regret, helion/autotuner/benchmarking.py, 2026-09).
 Freezes do not churn: where a config is frozen already for the study's (soc, kernel, case) and the
 study measured it, it is re-timed beside the others, and a new winner replaces it only by the rule
 a winner must pass against the default (at least `min_gain` faster, one-sided Mann-Whitney p under
-`alpha`); else the verdict keeps it ("kept: within noise")."""
+`alpha`); else the verdict keeps it (`Outcome.FROZEN_KEPT`)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ from ..backends import Timing
 from ..measure.stats import faster_beyond_noise
 from ..settings import STANDARD
 from .space import config_key
+from .verdict import Outcome, Retimed, Verdict
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ def retime(
     samples_of: Callable[[Config, int], list[float]],
     rules: Rules,
     frozen: Config | None = None,
-) -> dict[str, Any]:
+) -> Verdict:
     """The verdict on `complete` (sorted fastest first): the best few re-timed interleaved with
     the default (and with the `frozen` config, where the study measured it); the default stays
     unless beaten beyond noise, and so does the frozen config."""
@@ -110,101 +111,105 @@ def retime(
     samples, rounds = paired_rounds(configs, samples_of, rules)
     ratios = paired_ratios(rounds, config_key(configs[0]))
     summary = [
-        {
-            "config": c,
-            "trial": t.number,
+        Retimed(
+            config=c,
+            trial=t.number,
             **Timing.of(samples[config_key(c)]).as_dict(),
-            "paired_ratio": ratios.get(config_key(c)),
-        }
+            paired_ratio=ratios.get(config_key(c)),
+        )
         for c, t in zip(
             configs, ([default_trial] if default_trial else []) + candidates, strict=True
         )
         if samples[config_key(c)]
     ]
-    verdict: dict[str, Any] = {
+    common: dict[str, Any] = {
         "method": f"{rules.rounds} interleaved rounds of >= {rules.reps} timed calls, the order rotated each round, finalists ranked by their median time over the default's of the same round; a winner must be >= {100 * rules.min_gain:g}% faster than the default with a one-sided Mann-Whitney p < {rules.alpha}",
         "complete_trials": len(complete),
-        "retimed": summary,
+        "retimed": tuple(summary),
         "default_config": default,
     }
     if default_trial is None or not samples[config_key(default)]:
-        best = min(summary, key=lambda s: s["median_ms"])
-        verdict.update(
-            winner=best["config"],
-            winner_trial=best["trial"],
-            winner_median_ms=best["median_ms"],
+        best = min(summary, key=lambda s: s.median_ms)
+        return Verdict(
+            **common,
+            outcome=Outcome.DEFAULT_FAILED,
+            winner=best.config,
+            winner_trial=best.trial,
+            winner_median_ms=best.median_ms,
             default_median_ms=None,
             speedup=None,
             p_value=None,
             beats_default=True,
-            reason="the default config failed",
         )
-        return verdict
     reference = samples[config_key(default)]
     default_ms = statistics.median(reference)
-    challengers = [entry for entry in summary if entry["config"] != default]
+    challengers = [entry for entry in summary if entry.config != default]
     fastest = min(
         challengers,
-        key=lambda entry: (entry["paired_ratio"] or math.inf, entry["median_ms"]),
+        key=lambda entry: (entry.paired_ratio or math.inf, entry.median_ms),
         default=None,
     )
     beats, p_value = False, None
     if fastest is not None:
-        candidate = samples[config_key(fastest["config"])]
+        candidate = samples[config_key(fastest.config)]
         beats, _, p_value = faster_beyond_noise(candidate, reference, rules.min_gain, rules.alpha)
-    winner = (
-        fastest
-        if beats
-        else {"config": default, "trial": default_trial.number, "median_ms": default_ms}
-    )
-    verdict.update(
-        winner=winner["config"],
-        winner_trial=winner["trial"],
-        winner_median_ms=winner["median_ms"],
-        p_value=p_value,
-        beats_default=beats,
-    )
+    winner = fastest if beats and fastest else Retimed(
+        config=default, trial=default_trial.number, median_ms=default_ms
+    )  # fmt: skip
+    verdict: dict[str, Any] = {
+        **common,
+        "outcome": Outcome.BEATS_DEFAULT if beats else Outcome.DEFAULT_KEPT,
+        "winner": winner.config,
+        "winner_trial": winner.trial,
+        "winner_median_ms": winner.median_ms,
+        "p_value": p_value,
+        "beats_default": beats,
+    }
     if frozen_trial is not None:
-        _keep_frozen(verdict, frozen_trial, samples, summary, rules)
-    verdict.update(default_median_ms=default_ms, speedup=default_ms / verdict["winner_median_ms"])
-    return verdict
+        verdict.update(_keep_frozen(verdict, frozen_trial, samples, summary, rules))
+    return Verdict(
+        **verdict, default_median_ms=default_ms, speedup=default_ms / verdict["winner_median_ms"]
+    )
 
 
 def _keep_frozen(
     verdict: dict[str, Any],
     frozen_trial: optuna.trial.FrozenTrial,
     samples: dict[str, list[float]],
-    summary: list[dict[str, Any]],
+    summary: list[Retimed],
     rules: Rules,
-) -> None:
-    """Keep the frozen config unless the winner beats it beyond noise (an interleaved A/B)."""
+) -> dict[str, Any]:
+    """What changes in `verdict` where a config is frozen already: it stays unless the winner
+    beats it beyond noise (an interleaved A/B)."""
     frozen = dict(frozen_trial.user_attrs["config"])
-    verdict["frozen_config"] = frozen
-    if verdict["winner"] == frozen or not samples[config_key(frozen)]:
-        verdict["kept_frozen"] = verdict["winner"] == frozen
-        return
+    if verdict["winner"] == frozen:
+        return {"frozen_config": frozen, "outcome": Outcome.FROZEN_WON}
+    if not samples[config_key(frozen)]:
+        return {"frozen_config": frozen}
     beats, gain, p_value = faster_beyond_noise(
         samples[config_key(verdict["winner"])], samples[config_key(frozen)], rules.min_gain,
         rules.alpha,
     )  # fmt: skip
-    verdict.update(frozen_gain=gain, frozen_p_value=p_value, kept_frozen=not beats)
-    if not beats:
-        kept = next(entry for entry in summary if entry["config"] == frozen)
-        over_default = faster_beyond_noise(
-            samples[config_key(frozen)], samples[config_key(verdict["default_config"])],
-            rules.min_gain, rules.alpha,
-        )  # fmt: skip
-        verdict.update(
-            winner=frozen,
-            winner_trial=kept["trial"],
-            winner_median_ms=kept["median_ms"],
-            beats_default=over_default[0],
-            p_value=over_default[2],
-            reason="kept: within noise of the frozen config",
-        )
+    changes = {"frozen_config": frozen, "frozen_gain": gain, "frozen_p_value": p_value}
+    if beats:
+        return {**changes, "outcome": Outcome.BEATS_FROZEN}
+    kept = next(entry for entry in summary if entry.config == frozen)
+    over_default = faster_beyond_noise(
+        samples[config_key(frozen)], samples[config_key(verdict["default_config"])],
+        rules.min_gain, rules.alpha,
+    )  # fmt: skip
+    return {
+        **changes,
+        "outcome": Outcome.FROZEN_KEPT,
+        "winner": frozen,
+        "winner_trial": kept.trial,
+        "winner_median_ms": kept.median_ms,
+        "beats_default": over_default[0],
+        "p_value": over_default[2],
+    }
 
 
-def store(db: Database, record_id: int, verdict: dict[str, Any], trials: int) -> StudyRecord:
+def store(db: Database, record_id: int, verdict: Verdict, trials: int) -> StudyRecord:
     """Store `verdict` unless one on as many trials exists (compare-and-set): concurrent
     processes end on one verdict. Returns the record with the verdict it holds now."""
     with db.sessions() as session:
@@ -212,7 +217,7 @@ def store(db: Database, record_id: int, verdict: dict[str, Any], trials: int) ->
         session.execute(
             update(StudyRecord)
             .where(StudyRecord.id == record_id, newer)
-            .values(verdict=verdict, verdict_at=utcnow(), verdict_trials=trials)
+            .values(verdict=verdict.as_dict(), verdict_at=utcnow(), verdict_trials=trials)
             .execution_options(synchronize_session=False)
         )
         session.commit()

@@ -15,12 +15,11 @@ from ops.spec import KernelSpec
 from storage import Database
 
 from ..backends import SocProfile, soc_profile
-from ..backends.compile_verdict import FITS
 from ..cases.store import find
+from ..vocabulary import Fit
 from .compiles import compile_configs
 from .space import compiler_options, config_key, space_for
 
-OK = FITS
 #: What a report's verdicts come from.
 MODEL = (
     "the static constraints, the model's estimate (on an Ascend soc --compile asks the compiler)"
@@ -127,7 +126,9 @@ def describe(
                 1 for f in feasible if f["model"] and f["multibuffer_dropped"]
             ),
             "model_accepts_refused": sum(
-                1 for r in rejected if r["model"] is None and r["compiler"]["category"] not in OK
+                1
+                for r in rejected
+                if r["model"] is None and r["compiler"]["category"] not in tuple(Fit)
             ),
         },
     }

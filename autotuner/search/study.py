@@ -35,6 +35,7 @@ from ..backends import SocProfile
 from ..measure.toolchain import fingerprint
 from ..settings import STANDARD, Effort
 from ..settings import settings as app_settings
+from ..vocabulary import Failure, Source
 from . import interrupts, settle
 from .claims import ClaimBoard
 from .pipeline import Job, Pipeline, Proposal
@@ -291,14 +292,14 @@ class Study:
 
     def requeue_stale(self) -> int:
         """Free the configs of dead workers (a process of this host that is gone, at once; another
-        host's once its heartbeats stopped): their trials fail as "stale" and the configs go to
+        host's once its heartbeats stopped): their trials fail as stale and the configs go to
         the front of this process's queue."""
         dead = self.board.remove_dead(self.settings.stale_after_s)
         for claim in dead:
             if claim.trial_number is not None:
                 self._finish_trial(
                     claim.trial_number,
-                    {"category": "stale", "message": f"{claim.reason}; config re-queued"},
+                    {"category": Failure.STALE, "message": f"{claim.reason}; config re-queued"},
                     None,
                     TrialState.FAIL,
                 )
@@ -326,7 +327,7 @@ class Study:
         while True:
             used = self.board.used_slots()
             if self.retry:
-                choice: Choice | None = Choice(self.retry.popleft(), "retry")
+                choice: Choice | None = Choice(self.retry.popleft(), Source.RETRY)
             elif used < self.plan.budget - self.plan.polish:
                 choice = self.sampler.propose(self.optuna)
             elif used < self.plan.budget:
@@ -368,7 +369,7 @@ class Study:
                 continue
             attrs = {
                 "config": config,
-                "category": "infeasible",
+                "category": Failure.INFEASIBLE,
                 "message": reason,
                 "run_id": self.run_id,
                 "soc": self.plan.soc,
@@ -428,7 +429,7 @@ class Study:
         if outcome["ok"]:
             median = outcome["timing"]["median_ms"]
             p.best_ms = median if p.best_ms is None else min(p.best_ms, median)
-            if proposal.source == "default":
+            if proposal.source == Source.DEFAULT:
                 p.default_ms = median
         else:
             p.failures[outcome["category"]] = p.failures.get(outcome["category"], 0) + 1
@@ -437,7 +438,9 @@ class Study:
     def abandon(self, proposal: Proposal) -> None:
         """Ctrl-C or an error: free the config so a later run measures it."""
         self.board.release(proposal.claim_id)
-        self._finish_trial(proposal.number, {"category": "interrupted"}, None, TrialState.FAIL)
+        self._finish_trial(
+            proposal.number, {"category": Failure.INTERRUPTED}, None, TrialState.FAIL
+        )
 
     # -- the loop ----------------------------------------------------------------------------------
     def run(self) -> StudyRecord:

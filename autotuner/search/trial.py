@@ -1,17 +1,15 @@
 """Inside a worker process: run one kernel config on one case, check it, time it.
 
 Correctness comes first: a config whose output disagrees with the float64 reference is a failed
-trial ("wrong_result"), whatever its speed. It must pass twice: a norm-wise relative error within
+trial (`Failure.WRONG_RESULT`), whatever its speed. It must pass twice: a norm-wise relative error within
 the op's tolerance, and element by element what `autotune verify` asks with the kernel's default
 config as second reference (the CANN dual-reference ratios, else the single-reference thresholds),
 so that a few far-off elements, which a norm hides, fail the trial and not a later verify.
 
-The other failure categories: "host_sync" (the launch reads a device value on the host, so its time
-would be the host's latency: `autotuner.measure.host_sync`), "compile" (the compiler rejected the
-config), "resource" (out of shared memory, registers or device memory), "ub_overflow",
-"cbuf_overflow" and "cc_overflow" (Ascend: tiles over the unified buffer, dot operands over L1, dot
-results over L0C), "runtime" (any other error), and, set by the parent, "timeout" and "crash" (the
-worker was replaced).
+The other failure categories are `autotuner.vocabulary.Failure`: the launch reads a device value on
+the host (`HOST_SYNC`: its time would be the host's latency, `autotuner.measure.host_sync`), the
+compiler rejected the config, resources or on-chip memory ran out, any other error (`RUNTIME`),
+and, set by the parent, `TIMEOUT` and `CRASH` (the worker was replaced).
 
 What the compiler said of a compile (Ascend: a multibuffer fallback, the UB used) goes with the
 outcome in `extra`.
@@ -34,12 +32,13 @@ from ..backends.compile import CompileResult
 from ..backends.compile_verdict import classify, short
 from ..measure.accuracy import Errors, judge, measure
 from ..measure.host_sync import host_reads, host_scalars
+from ..vocabulary import Failure, Fit
 
 
 @dataclass
 class Outcome:
     ok: bool
-    category: str = ""
+    category: Failure | Fit | None = None  # a failure's; a compile's verdict (`compile_outcome`)
     message: str = ""
     timing: dict[str, float] | None = None
     compile_s: float = 0.0
@@ -186,7 +185,7 @@ class CaseRunner:
                 False,
                 category,
                 short(exc),
-                restart=category == "runtime" and not self.backend.is_interpreter,
+                restart=category == Failure.RUNTIME and not self.backend.is_interpreter,
                 extra=self.backend.compiler_notes(),
             )
         compile_s = time.perf_counter() - start
@@ -195,12 +194,12 @@ class CaseRunner:
         if not error <= self.tolerance:
             message = f"relative error {error:.3g} over the {self.case.dtype} tolerance {self.tolerance:g}"
             return Outcome(
-                False, "wrong_result", message, compile_s=compile_s, error=error, extra=notes
+                False, Failure.WRONG_RESULT, message, compile_s=compile_s, error=error, extra=notes
             )
         failure = self.element_failure(outputs)
         if failure:
             return Outcome(
-                False, "wrong_result", failure, compile_s=compile_s, error=error, extra=notes
+                False, Failure.WRONG_RESULT, failure, compile_s=compile_s, error=error, extra=notes
             )
 
         launch = self.spec.timed_call(self.kernel.name, self.kernel_inputs, config)
@@ -209,7 +208,7 @@ class CaseRunner:
         if reads:  # its time would be the host's latency, not the kernel's
             message = f"the launch waits for the device: {', '.join(sorted(set(reads))[:3])}"
             return Outcome(
-                False, "host_sync", message, compile_s=compile_s, error=error, extra=notes
+                False, Failure.HOST_SYNC, message, compile_s=compile_s, error=error, extra=notes
             )
         timing: Timing = self.backend.time(launch)
         notes = {**notes, **self.backend.cross_check(launch, timing)}

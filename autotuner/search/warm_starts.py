@@ -28,6 +28,7 @@ from storage import Database, StudyRecord
 
 from ..atk.store import FrozenStore
 from .space import SearchSpace, config_key
+from .verdict import Verdict
 
 #: At most this many warm starts, and at most this share of the budget (at least one).
 MAX_WARM_STARTS = 4
@@ -133,10 +134,11 @@ def from_studies(
     )
     with db.sessions() as session:
         records = list(session.scalars(query))
+    verdicts = [(r, Verdict.of(r.verdict)) for r in records]  # a JSON null is no verdict either
     return [
-        Sibling(r.case_name, r.case["shape"], r.case["dtype"], r.soc, r.verdict["winner"])
-        for r in records
-        if r.verdict and r.verdict.get("winner")  # a JSON null is no verdict either
+        Sibling(r.case_name, r.case["shape"], r.case["dtype"], r.soc, dict(v.winner))
+        for r, v in verdicts
+        if v is not None
     ]
 
 

@@ -19,13 +19,14 @@ import torch
 
 from ops.spec import Case
 
+from ..vocabulary import Failure
 from . import interrupts
 
 
 class WorkerLost(Exception):
-    """The worker timed out (and was killed) or died; `category` is "timeout" or "crash"."""
+    """The worker timed out (and was killed) or died (`Failure.TIMEOUT`, `Failure.CRASH`)."""
 
-    def __init__(self, category: str, message: str) -> None:
+    def __init__(self, category: Failure, message: str) -> None:
         super().__init__(message)
         self.category = category
 
@@ -146,17 +147,17 @@ class Worker:
             if not self.process.is_alive():
                 code = self.process.exitcode
                 self.restart()
-                raise WorkerLost("crash", f"worker process died (exit code {code})")
+                raise WorkerLost(Failure.CRASH, f"worker process died (exit code {code})")
             if time.monotonic() > deadline:
                 self.restart()
                 raise WorkerLost(
-                    "timeout", f"no answer within {timeout:g} s; worker killed and replaced"
+                    Failure.TIMEOUT, f"no answer within {timeout:g} s; worker killed and replaced"
                 )
         try:
             reply = self.connection.recv()
         except (EOFError, OSError):
             self.restart()
-            raise WorkerLost("crash", "worker process died while answering") from None
+            raise WorkerLost(Failure.CRASH, "worker process died while answering") from None
         self.busy = False
         if isinstance(reply, Exception):
             raise reply

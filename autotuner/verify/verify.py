@@ -174,7 +174,7 @@ def verify_case(
             if set(port) - set(upstream):
                 torch_outputs = op.reference(inputs, compute_dtype=case.torch_dtype)
     for warning in caught:
-        said = nearest_warning(str(warning.message))
+        said = nearest_warning(warning.message)
         if said:
             result.nearest.append(said)
         else:  # not ours to keep quiet

@@ -126,6 +126,9 @@ _LAUNCH_OPTIONS = {
         "sync_solver",
     ),
 }
+# the config keys the launchers pass the kernels as they are (the other keys are launch options,
+# or arguments the launchers read themselves)
+_CONSTEXPRS = ("BLOCK_M", "BLOCK_N")
 # kernel -> block -> the shape key of the dimension it tiles (`_fit_blocks`)
 _TILE_KEYS = {"fwd": {"BLOCK_M": "max_seq_len", "BLOCK_N": "max_seq_len"}}
 # kernel -> the shape keys of the dimensions a program holds whole (`_fit_warps`)
@@ -135,6 +138,17 @@ _DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat
 _ITEMSIZES = {"float32": 4, "float16": 2, "bfloat16": 2}
 _PICKED = {}  # (device, kernel, dtype, shape) -> config
 _WARNED = set()  # (kernel, soc) whose nearest-case fallback was warned about
+
+
+class NearestFrozenCase(UserWarning):
+    """A launcher took the config of the nearest frozen `case` for `kernel` on `soc`."""
+
+    def __init__(self, kernel, soc, shape, dtype, case):
+        super().__init__(
+            f"{kernel}: no config frozen on {soc} for {shape} {dtype}; using that of the nearest "
+            f"frozen case {case} (said once per kernel and soc)"
+        )
+        self.kernel, self.soc, self.case = kernel, soc, case
 
 
 def _soc_of(device):
@@ -213,12 +227,7 @@ def _pick(soc, kernel, shape, dtype, default):
     )
     if (kernel, soc) not in _WARNED:
         _WARNED.add((kernel, soc))
-        warnings.warn(
-            f"{kernel}: no config frozen on {soc} for {shape} {dtype}; "
-            f"using that of the nearest frozen case {nearest['case']} "
-            "(said once per kernel and soc)",
-            stacklevel=4,
-        )
+        warnings.warn(NearestFrozenCase(kernel, soc, shape, dtype, nearest["case"]), stacklevel=4)
     fitted = _fit_blocks(kernel, nearest["config"], shape)
     return _fit_warps(kernel, fitted, nearest["shape"], shape)
 
@@ -235,7 +244,7 @@ def _split_config(config, device):
     """(constexpr tunables, launch options this device understands) of a config. On an NPU,
     num_warps goes only with compile_mode (SIMT code): triton-ascend's SIMD code never reads it."""
     options = _LAUNCH_OPTIONS.get(device.type, ())
-    constexprs = {k: v for k, v in config.items() if k.startswith("BLOCK_")}
+    constexprs = {k: v for k, v in config.items() if k in _CONSTEXPRS}
     launch = {k: v for k, v in config.items() if k in options}
     if device.type == "npu" and "compile_mode" not in launch:
         launch.pop("num_warps", None)
