@@ -43,7 +43,7 @@ import optuna
 from optuna.trial import TrialState
 
 from autotuner.atk.generated_block import read_frozen
-from autotuner.backends import SocProfile, get_backend
+from autotuner.backends import SocProfile, get_backend, spec_here
 from autotuner.measure.environment import run_header
 from autotuner.search import runner
 from autotuner.search.space import config_key
@@ -176,7 +176,7 @@ def retime(
 ) -> dict[str, dict[str, Any]]:
     """Per named config: checked against the golden once, then median of interleaved samples
     (ms); a config that fails on the case gets its failure instead."""
-    worker = Worker(get_backend(soc).soc)
+    worker = Worker(spec_here(soc))
     results: dict[str, dict[str, Any]] = {}
     try:
         worker.prepare(spec.name, kernel, case, 900)

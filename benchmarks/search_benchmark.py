@@ -48,7 +48,7 @@ import recorded_tables
 from filelock import FileLock
 from optuna.trial import TrialState
 
-from autotuner.backends import SocProfile, get_backend
+from autotuner.backends import SocProfile, get_backend, spec_here
 from autotuner.measure.environment import run_header
 from autotuner.search import runner, warm_starts
 from autotuner.search.sampler import STRATEGIES
@@ -379,7 +379,7 @@ def retime(
 ) -> dict[str, float]:
     """Medians (ms) of the named configs, timed interleaved in one worker."""
     spec = get_op(op)
-    worker = Worker(get_backend(soc).soc)
+    worker = Worker(spec_here(soc))
     try:
         worker.prepare(op, kernel, spec.case(case_name, case_kind(soc)), 900)
         unique = {config_key(c): c for c in configs.values()}

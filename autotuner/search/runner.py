@@ -20,7 +20,7 @@ from ops.spec import Case, KernelSpec, OpSpec
 from storage import Database, Run, StudyRecord, open_database
 from storage.models import utcnow
 
-from ..backends import Backend, SocProfile, get_backend
+from ..backends import Backend, SocProfile, open_backend, spec_here
 from ..cases.bound import Room
 from ..cases.options import NO_REQUEST, CaseRequest
 from ..cases.store import kind_for, user_cases
@@ -146,7 +146,8 @@ def run(
         )
     if sampler not in STRATEGIES:
         raise UserError(f"unknown --sampler {sampler!r}; use one of {', '.join(STRATEGIES)}")
-    backend = get_backend(soc, npu_mode, npu_options)
+    backend_spec = spec_here(soc, npu_mode, npu_options)
+    backend = open_backend(backend_spec)
     spec = get_op(op)
     # Asked cases, checked before anything is written; `extra`: cases tuned but not kept as the
     # op's user cases (a benchmark's held-out shapes).
@@ -220,10 +221,10 @@ def run(
         min_gain=configured.min_gain,
         **(INTERPRETER_RETIMING if backend.is_interpreter else {}),
     )
-    timer = Worker(backend.soc)
+    timer = Worker(backend_spec)
     count = compile_workers(backend)
     preparing = preparing_lock() if count else None  # made only where compile workers share it
-    compilers = [Worker(backend.soc, mode=COMPILE, preparing=preparing) for _ in range(count)]
+    compilers = [Worker(backend_spec, mode=COMPILE, preparing=preparing) for _ in range(count)]
     pipeline = Pipeline(timer, compilers, settings.timeout_s, settings.prepare_timeout_s)
     status = "failed"
     results = []
