@@ -46,6 +46,7 @@ from autotuner.atk.generated_block import read_frozen
 from autotuner.backends import SocProfile, get_backend, spec_here
 from autotuner.measure.environment import run_header
 from autotuner.search import runner
+from autotuner.search.request import RunRequest
 from autotuner.search.space import config_key
 from autotuner.search.study import Plan
 from autotuner.search.workers import Worker, WorkerLost
@@ -141,15 +142,16 @@ def exhaustive(
 ) -> dict[str, Any]:
     """Every feasible config (or `trials` of them) measured: the optimum and the table."""
     (record,) = runner.run(
-        spec.name,
-        soc,
-        kernels=[kernel],
-        cases=[],
-        trials=trials,
-        db_url=db_url,
-        seed=0,
-        timeout_s=300,
-        extra=[case],
+        RunRequest(
+            spec.name,
+            soc,
+            kernels=[kernel],
+            cases=[],
+            trials=trials,
+            db_url=db_url,
+            timeout_s=300,
+            extra=(case,),
+        )
     )
     trials_ = optuna.load_study(study_name=record.name, storage=db_url).get_trials(deepcopy=False)
     complete = [t for t in trials_ if t.state == TrialState.COMPLETE]
