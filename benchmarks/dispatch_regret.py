@@ -41,9 +41,10 @@ import optuna
 from optuna.trial import TrialState
 
 from autotuner.atk.generated_block import nearest_warning, read_frozen
-from autotuner.backends import SocProfile, get_backend
+from autotuner.backends import SocProfile, get_backend, spec_here
 from autotuner.measure.environment import run_header
 from autotuner.search import runner
+from autotuner.search.request import RunRequest
 from autotuner.search.space import config_key
 from autotuner.search.study import Plan
 from autotuner.search.workers import Worker, WorkerLost
@@ -131,15 +132,16 @@ def exhaustive(
 ) -> dict[str, Any]:
     """Every feasible config (or `trials` of them) measured: the optimum and the table."""
     (record,) = runner.run(
-        spec.name,
-        soc,
-        kernels=[kernel],
-        cases=[],
-        trials=trials,
-        db_url=db_url,
-        seed=0,
-        timeout_s=300,
-        extra=[case],
+        RunRequest(
+            spec.name,
+            soc,
+            kernels=[kernel],
+            cases=[],
+            trials=trials,
+            db_url=db_url,
+            timeout_s=300,
+            extra=(case,),
+        )
     )
     trials_ = optuna.load_study(study_name=record.name, storage=db_url).get_trials(deepcopy=False)
     complete = [t for t in trials_ if t.state == TrialState.COMPLETE]
@@ -166,7 +168,7 @@ def retime(
 ) -> dict[str, dict[str, Any]]:
     """Per named config: checked against the golden once, then median of interleaved samples
     (ms); a config that fails on the case gets its failure instead."""
-    worker = Worker(get_backend(soc).soc)
+    worker = Worker(spec_here(soc))
     results: dict[str, dict[str, Any]] = {}
     try:
         worker.prepare(spec.name, kernel, case, 900)

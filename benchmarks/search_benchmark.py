@@ -48,9 +48,10 @@ import recorded_tables
 from filelock import FileLock
 from optuna.trial import TrialState
 
-from autotuner.backends import SocProfile, get_backend
+from autotuner.backends import SocProfile, get_backend, spec_here
 from autotuner.measure.environment import run_header
 from autotuner.search import runner, warm_starts
+from autotuner.search.request import RunRequest
 from autotuner.search.sampler import STRATEGIES
 from autotuner.search.space import config_key
 from autotuner.search.study import Plan
@@ -323,15 +324,16 @@ def tuning_phase(
     """One `autotune run` over all cases; per case: its trials, best config and verdict."""
     start = time.perf_counter()
     records = runner.run(
-        op,
-        soc,
-        kernels=[kernel],
-        cases=cases,
-        trials=trials,
-        db_url=db_url,
-        seed=0,
-        timeout_s=300,
-        sampler=sampler,
+        RunRequest(
+            op,
+            soc,
+            kernels=[kernel],
+            cases=cases,
+            trials=trials,
+            db_url=db_url,
+            timeout_s=300,
+            sampler=sampler,
+        ),
         siblings=siblings,
     )
     wall = time.perf_counter() - start
@@ -379,7 +381,7 @@ def retime(
 ) -> dict[str, float]:
     """Medians (ms) of the named configs, timed interleaved in one worker."""
     spec = get_op(op)
-    worker = Worker(get_backend(soc).soc)
+    worker = Worker(spec_here(soc))
     try:
         worker.prepare(op, kernel, spec.case(case_name, case_kind(soc)), 900)
         unique = {config_key(c): c for c in configs.values()}

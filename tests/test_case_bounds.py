@@ -11,6 +11,7 @@ from sqlalchemy import select
 from autotuner.cases import bound, store
 from autotuner.cases.options import CaseRequest
 from autotuner.search import runner
+from autotuner.search.request import RunRequest
 from autotuner.settings import settings
 from core.errors import UserError
 from core.paths import cases_file
@@ -145,8 +146,17 @@ def test_a_failed_run_leaves_no_case_and_no_study(tree, tmp_path):
         raise RuntimeError("the run dies while measuring")
 
     with pytest.raises(RuntimeError, match="dies"):
-        runner.run(OP, "cpu", kernels=None, cases=None, trials=2, db_url=url, seed=0, timeout_s=60,
-                   request=CaseRequest(shape="B=3,max_seq_len=20,D=8"), on_progress=dies)  # fmt: skip
+        runner.run(
+            RunRequest(
+                OP,
+                "cpu",
+                trials=2,
+                db_url=url,
+                timeout_s=60,
+                case_request=CaseRequest(shape="B=3,max_seq_len=20,D=8"),
+            ),
+            on_progress=dies,
+        )
     assert not cases_file(OP).exists()
     with open_database(url).sessions() as session:
         assert session.scalars(select(StudyRecord.name)).all() == []

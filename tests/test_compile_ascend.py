@@ -62,7 +62,9 @@ def in_ascend_env(script: str, *args: str, timeout: float = 900) -> str:
 CAUGHT = """
     import json
     from autotuner.search.pipeline import Job, Pipeline, Proposal
+    from autotuner.backends import BackendSpec
     from autotuner.search.workers import COMPILE_WITHOUT_DEVICE, Worker
+    from core.socs import BackendKind
     from ops import get_op
 
     PLANNED = {"BLOCK_L": 8, "BLOCK_D": 4, "multibuffer": False}
@@ -89,7 +91,7 @@ CAUGHT = """
 
     case = get_op("jagged_softmax").case("b2048_n256_d64_fp16")
     device = Device()
-    pipeline = Pipeline(device, [Worker("910B", mode=COMPILE_WITHOUT_DEVICE)], timeout_s=300)
+    pipeline = Pipeline(device, [Worker(BackendSpec.make(BackendKind.NPU, "910B"), mode=COMPILE_WITHOUT_DEVICE)], timeout_s=300)
     pipeline.prepare(Job("jagged_softmax", "fwd", case, "test"))
     outcomes = []
     proposals = (Proposal(c, "test", i, i) for i, c in enumerate([*OVER, PLANNED]))

@@ -266,10 +266,19 @@ def test_fresh_clone_shows_the_frozen_h200_results(browser, fresh_clone_url):
 def cpu_run(request, tmp_path_factory):
     """A real `cpu` run of one small study (the interpreter), served: (base URL, study id)."""
     from autotuner.search import runner
+    from autotuner.search.request import RunRequest
 
     with empty_database(request.param, tmp_path_factory.mktemp("cpu_run")) as url:
-        (record,) = runner.run("dense_to_jagged", "cpu", kernels=None, cases=["b1_n8_d16_bf16"],
-                               trials=4, db_url=url, seed=0, timeout_s=120)  # fmt: skip
+        (record,) = runner.run(
+            RunRequest(
+                "dense_to_jagged",
+                "cpu",
+                cases=["b1_n8_d16_bf16"],
+                trials=4,
+                db_url=url,
+                timeout_s=120,
+            )
+        )
         server, base = _serve(create_app(url, repository=False))
         yield base, record.id
         server.should_exit = True

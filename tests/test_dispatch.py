@@ -12,6 +12,7 @@ import torch
 from autotuner.atk.generated_block import replace_block
 from autotuner.freeze.freeze import freeze
 from autotuner.search import runner
+from autotuner.search.request import RunRequest
 from core.paths import port_file
 from ops import get_op
 from ops.ports import load_port
@@ -116,8 +117,16 @@ def test_dispatch_regret_runs_end_to_end_on_the_interpreter(tree, tmp_path):
     before = tmp_path / "before"  # the checkout as it was before the freeze: nothing frozen
     shutil.copytree(tree / "experimental", before / "experimental")
     url = f"sqlite:///{tmp_path / 'tuned.db'}"
-    runner.run(OP, "cpu", kernels=None, cases=["b4_n16_d40_bf16"], trials=3, db_url=url,
-               seed=0, timeout_s=120)  # fmt: skip
+    runner.run(
+        RunRequest(
+            OP,
+            "cpu",
+            cases=["b4_n16_d40_bf16"],
+            trials=3,
+            db_url=url,
+            timeout_s=120,
+        )
+    )
     freeze(open_database(url), get_op(OP), "cpu", label=None, dry_run=False, force=True)
     out = tmp_path / "out"
     script_path = str(ROOT / "benchmarks" / "dispatch_regret.py")

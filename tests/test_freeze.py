@@ -17,6 +17,7 @@ from autotuner.freeze.freeze import freeze
 from autotuner.freeze.import_check import import_export
 from autotuner.measure.numbers import short_number, speedup_text
 from autotuner.search import runner
+from autotuner.search.request import RunRequest
 from autotuner.search.study import INTERPRETER_RETIMING
 from core.errors import UserError
 from core.paths import frozen_configs_file, performance_json, port_file
@@ -41,8 +42,16 @@ def tuned(tree, tmp_path, tmp_path_factory):
     copy of the tuning's database."""
     if "db" not in _TUNED:
         template = tmp_path_factory.mktemp("tuned") / "tune.db"
-        runner.run(OP, "cpu", kernels=None, cases=[TUNED], trials=10,
-                   db_url=f"sqlite:///{template}", seed=0, timeout_s=60)  # fmt: skip
+        runner.run(
+            RunRequest(
+                OP,
+                "cpu",
+                cases=[TUNED],
+                trials=10,
+                db_url=f"sqlite:///{template}",
+                timeout_s=60,
+            )
+        )
         _TUNED["db"] = template
     with sqlite3.connect(_TUNED["db"]) as source, sqlite3.connect(tmp_path / "tune.db") as copy:
         source.backup(copy)  # the write-ahead log's pages included
@@ -160,7 +169,11 @@ def test_unverified_and_undertrained_studies_are_refused(tuned, tmp_path):
     with pytest.raises(UserError, match="has no verified winner yet"):
         freeze(db, SPEC, "cpu", label=None, dry_run=False, force=False)
     url = f"sqlite:///{tmp_path / 'short.db'}"
-    runner.run(OP, "cpu", kernels=None, cases=[TUNED], trials=3, db_url=url, seed=0, timeout_s=60)
+    runner.run(
+        RunRequest(
+            OP, "cpu", kernels=None, cases=[TUNED], trials=3, db_url=url, seed=0, timeout_s=60
+        )
+    )
     short = open_database(url)
     with pytest.raises(
         UserError,
@@ -182,7 +195,11 @@ def test_force_leaves_out_an_open_study_and_names_it(tuned):
         freeze(db, SPEC, "cpu", label=None, dry_run=False, force=True)
     assert snapshot() == before
     url = str(db.engine.url)
-    runner.run(OP, "cpu", kernels=None, cases=[UNTUNED], trials=8, db_url=url, seed=0, timeout_s=60)
+    runner.run(
+        RunRequest(
+            OP, "cpu", kernels=None, cases=[UNTUNED], trials=8, db_url=url, seed=0, timeout_s=60
+        )
+    )
     result = freeze(db, SPEC, "cpu", label=None, dry_run=False, force=True)
     assert [(e.kernel, e.case) for e in result.entries] == [("fwd", UNTUNED)]
     assert f"fwd {TUNED} (its study has no verified winner yet)" in result.untuned

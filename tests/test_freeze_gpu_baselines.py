@@ -9,6 +9,7 @@ from sqlalchemy import select
 from autotuner.atk.performance_json import frozen_sections, read
 from autotuner.freeze.freeze import freeze
 from autotuner.search import runner
+from autotuner.search.request import RunRequest
 from core.paths import performance_json
 from storage import Baseline, StudyRecord
 
@@ -49,7 +50,11 @@ def test_a_kept_entry_without_a_gpu_baseline_gets_the_databases(tuned):
     gets this database's, dated and labelled by this freeze; one that has a baseline keeps it."""
     db, _ = tuned
     url = str(db.engine.url)
-    runner.run(OP, "cpu", kernels=None, cases=[UNTUNED], trials=8, db_url=url, seed=0, timeout_s=60)
+    runner.run(
+        RunRequest(
+            OP, "cpu", kernels=None, cases=[UNTUNED], trials=8, db_url=url, seed=0, timeout_s=60
+        )
+    )
     freeze(db, SPEC, "cpu", label="M1", dry_run=False, force=False)
     with db.sessions() as session:
         session.delete(session.scalar(select(StudyRecord).where(StudyRecord.case_name == UNTUNED)))

@@ -29,9 +29,11 @@ def test_a_missing_autotune_root_is_one_line(tmp_path):
         (("--timeout", "0"), ("--timeout must be a positive number of seconds, not 0",)),
         (("--timeout", "-3"), ("--timeout", "not -3")),
         (("--seed", "-1"), ("'--seed'", "greater than or equal to 0")),
+        (("--timer", "sundial"), ("unknown --timer 'sundial'; use one of host, cuda-events",)),
+        (("--timer", "npu-events"), ("--timer npu-events cannot time soc 'cpu'; use one of host",)),
     ],
 )
-def test_run_refuses_a_timeout_or_seed_that_cannot_work(tree, flag, words):
+def test_run_refuses_a_timeout_seed_or_timer_that_cannot_work(tree, flag, words):
     url = f"sqlite:///{tree / 'never.db'}"
     result = autotune_cli("run", "--op", OP, "--soc", "cpu", "--db", url, *flag, cwd=tree)
     one_error_line(result, *words)
@@ -62,9 +64,18 @@ def _with_failed_default(db_url, category):
     import optuna
 
     from autotuner.search import runner
+    from autotuner.search.request import RunRequest
 
-    (record,) = runner.run(OP, "cpu", kernels=None, cases=["b1_n8_d16_fp32"], trials=2,
-                           db_url=db_url, seed=0, timeout_s=60)  # fmt: skip
+    (record,) = runner.run(
+        RunRequest(
+            OP,
+            "cpu",
+            cases=["b1_n8_d16_fp32"],
+            trials=2,
+            db_url=db_url,
+            timeout_s=60,
+        )
+    )
     study = optuna.load_study(study_name=record.name, storage=db_url)
     attrs = {"config": record.default_config, "category": category, "message": ""}
     study.add_trial(optuna.trial.create_trial(state=optuna.trial.TrialState.FAIL, user_attrs=attrs))

@@ -12,6 +12,7 @@ from optuna.trial import TrialState
 from sqlalchemy import func, select
 
 from autotuner.search import runner
+from autotuner.search.request import RunRequest
 from autotuner.search.space import config_key
 from autotuner.search.verdict import Outcome, Verdict
 from autotuner.settings import settings
@@ -27,15 +28,16 @@ COPY_OP, COPY_CASE = "jagged_to_padded_dense", "b4_n16_d40_fp32"
 
 def tune(db_url, op=COPY_OP, case=COPY_CASE, trials=6, **kw):
     return runner.run(
-        op,
-        "cpu",
-        kernels=kw.pop("kernels", None),
-        cases=[case],
-        trials=trials,
-        db_url=db_url,
-        seed=0,
-        timeout_s=kw.pop("timeout_s", 60.0),
-        **kw,
+        RunRequest(
+            op,
+            "cpu",
+            kernels=kw.pop("kernels", None),
+            cases=[case],
+            trials=trials,
+            db_url=db_url,
+            timeout_s=kw.pop("timeout_s", 60.0),
+            **kw,
+        )
     )
 
 
@@ -198,40 +200,39 @@ def test_bad_selections(db_url):
         match="unknown kernel 'fwdd' for jagged_dense_flash_attention; valid: fwd, bwd_preprocess, bwd_dv_db_dq, bwd_dk",
     ):
         runner.run(
-            "jagged_dense_flash_attention",
-            "cpu",
-            kernels=["fwdd"],
-            cases=None,
-            trials=4,
-            db_url=db_url,
-            seed=0,
-            timeout_s=10,
+            RunRequest(
+                "jagged_dense_flash_attention",
+                "cpu",
+                kernels=["fwdd"],
+                trials=4,
+                db_url=db_url,
+                timeout_s=10,
+            )
         )
     with pytest.raises(
         UserError,
         match=r"unknown case 'b9' for jagged_to_padded_dense on cpu \(accuracy cases\); valid: b1_n8_d16_fp32, ",
     ):
         runner.run(
-            COPY_OP,
-            "cpu",
-            kernels=None,
-            cases=["b9"],
-            trials=4,
-            db_url=db_url,
-            seed=0,
-            timeout_s=10,
+            RunRequest(
+                COPY_OP,
+                "cpu",
+                cases=["b9"],
+                trials=4,
+                db_url=db_url,
+                timeout_s=10,
+            )
         )
     for trials in (0, -3):
         with pytest.raises(UserError, match="--trials must be a positive number"):
             runner.run(
-                COPY_OP,
-                "cpu",
-                kernels=None,
-                cases=None,
-                trials=trials,
-                db_url=db_url,
-                seed=0,
-                timeout_s=10,
+                RunRequest(
+                    COPY_OP,
+                    "cpu",
+                    trials=trials,
+                    db_url=db_url,
+                    timeout_s=10,
+                )
             )
 
 

@@ -151,8 +151,8 @@ def test_run_takes_the_effort_level_and_explicit_flags_override_it(
 
     asked = {}
 
-    def fake_run(op, soc, **kwargs):
-        asked.update(kwargs)
+    def fake_run(request, **kwargs):
+        asked.update(trials=request.trials, effort=request.effort)
         raise _Ran
 
     monkeypatch.setattr(runner, "run", fake_run)

@@ -1,10 +1,10 @@
 import pytest
 import torch
 
-from autotuner.backends import get_backend
+from autotuner.backends import TIMERS, BackendSpec, get_backend, open_backend, spec_here
 from autotuner.backends.base import Timing, quantile
 from core.errors import UserError
-from core.socs import soc_from_device_name
+from core.socs import BackendKind, soc_from_device_name
 from ops.ports import load_port
 
 NAMES = {
@@ -73,3 +73,16 @@ def test_quantiles_and_spread():
     assert quantile(values, 0.2) == pytest.approx(1.8)
     assert quantile(values, 0.8) == pytest.approx(4.2)
     assert Timing(2.0, 1.0, 3.0, 5).spread == pytest.approx(1.0)
+
+
+def test_timers_are_registered_by_name_and_checked_against_the_backend_kind():
+    assert set(TIMERS) >= {"host", "cuda-events", "npu-events"}
+    spec = spec_here("cpu")
+    assert spec == BackendSpec(BackendKind.CPU, "cpu", "host")
+    assert spec_here("cpu", timer="host") == spec
+    assert isinstance(open_backend(spec).timer, TIMERS["host"])
+    with pytest.raises(UserError, match=r"^unknown --timer 'sundial'; use one of host, "):
+        spec_here("cpu", timer="sundial")
+    with pytest.raises(UserError, match=r"^--timer npu-events cannot time soc 'H200'; use one of"):
+        BackendSpec.make(BackendKind.CUDA, "H200", timer="npu-events")
+    assert BackendSpec.make(BackendKind.NPU, "910B").timer == "npu-events"

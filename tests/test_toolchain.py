@@ -249,10 +249,12 @@ def test_status_says_when_it_cannot_compare_versions(tmp_path):
 
 def test_run_stale_tunes_only_the_stale_pairs(tree, tmp_path):
     """`autotune run --stale`: a round re-tunes what may have moved, and nothing else."""
+    import dataclasses
     import json
 
     from autotuner.measure.toolchain import LAUNCH, stale_configs
     from autotuner.search import runner
+    from autotuner.search.request import RunRequest
     from core.paths import performance_json
 
     from .conftest import autotune_cli
@@ -274,8 +276,13 @@ def test_run_stale_tunes_only_the_stale_pairs(tree, tmp_path):
     (entry,) = [c for c in data["extra_cases"] if c["name"] == other]  # not a performance case
     entry["frozen"]["cpu"]["kernels"]["fwd"]["toolchain"][LAUNCH] = "0" * 16
     path.write_text(json.dumps(data, indent=1))
-    records = runner.run(COPY_OP, "cpu", kernels=None, cases=None, trials=2, db_url=url, seed=0,
-                         timeout_s=60.0, only_stale=True)  # fmt: skip
+    stale = RunRequest(COPY_OP, "cpu", trials=2, db_url=url, timeout_s=60.0, only_stale=True)
+    records = runner.run(stale)
     assert [(r.kernel, r.case_name) for r in records] == [("fwd", other)]
-    assert runner.run(COPY_OP, "cpu", kernels=None, cases=[COPY_CASE], trials=2, db_url=url,
-                      seed=0, timeout_s=60.0, only_stale=True) == []  # fmt: skip
+    assert runner.run(dataclasses.replace(stale, cases=[COPY_CASE])) == []
+    # Naming the stale case (`--stale --case X`) once crashed: the names asked for stood in for
+    # the cases asked by shape.
+    named = autotune_cli(*run, "--case", other, "--db", url, env={"AUTOTUNE_ROOT": str(tree)})
+    assert named.returncode == 0, named.stderr[-2000:]
+    again = runner.run(dataclasses.replace(stale, cases=[other]))
+    assert [(r.kernel, r.case_name) for r in again] == [("fwd", other)]

@@ -1,5 +1,7 @@
 """Backends by soc: `get_backend("cpu")`, `get_backend("H200")`, `get_backend("950PR")`, or the
-device found here."""
+device found here; `open_backend(spec)` opens what a `BackendSpec` names, in a run's parent and its
+workers alike. Backend classes and timing methods are registered by kind and name (`BACKENDS`,
+`TIMERS`): a new timing method is one `Timer` class and one entry."""
 
 from __future__ import annotations
 
@@ -12,12 +14,13 @@ from core.socs import CPU, BackendKind, check_soc, is_npu_soc
 
 from . import npu_options as npu_options_module
 from . import triton_ascend
-from .base import Backend, Timing
+from .base import Backend, HostClock, Timer, Timing
 from .cpu import CpuBackend
-from .cuda import CudaBackend
+from .cuda import CudaBackend, CudaEvents
 from .npu import (
     NPU_MODES,
     NpuBackend,
+    NpuEvents,
     check_mode,
     npu_launch_options,
     npu_limits,
@@ -26,12 +29,15 @@ from .npu import (
 
 __all__ = [
     "Backend",
+    "BackendSpec",
     "SocProfile",
     "Timing",
     "device_indices",
     "found_devices",
     "get_backend",
+    "open_backend",
     "soc_profile",
+    "spec_here",
 ]
 
 
@@ -41,8 +47,43 @@ BACKENDS: dict[BackendKind, type[Backend]] = {
     BackendKind.CUDA: CudaBackend,
     BackendKind.NPU: NpuBackend,
 }
+#: The timing methods, by name (`autotune run --timer`); each backend class names its default.
+TIMERS: dict[str, type[Timer]] = {timer.name: timer for timer in (HostClock, CudaEvents, NpuEvents)}
 #: The kinds with devices, in the order a soc left open is looked for.
 DEVICE_KINDS = (BackendKind.CUDA, BackendKind.NPU)
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """What opens a backend: a run's parent and its worker processes open the same one from it."""
+
+    kind: BackendKind
+    soc: str
+    #: A name of `TIMERS` that times this kind.
+    timer: str
+    #: How an Ascend NPU compiles (`NPU_MODES`), and the compiler options its searches vary.
+    npu_mode: str = "simd"
+    npu_options: tuple[str, ...] = ()
+
+    @classmethod
+    def make(
+        cls,
+        kind: BackendKind,
+        soc: str,
+        npu_mode: str = "simd",
+        npu_options: tuple[str, ...] = (),
+        timer: str | None = None,
+    ) -> BackendSpec:
+        """The spec of `soc`, timed by `timer` (None: the kind's default); an unknown timer, or
+        one for another kind, is a UserError."""
+        name = timer or BACKENDS[kind].timer.name
+        chosen = TIMERS.get(name)
+        if chosen is None:
+            raise UserError(f"unknown --timer {name!r}; use one of {', '.join(TIMERS)}")
+        if kind not in chosen.kinds:
+            fits = [n for n, t in TIMERS.items() if kind in t.kinds]
+            raise UserError(f"--timer {name} cannot time soc {soc!r}; use one of {', '.join(fits)}")
+        return cls(kind, soc, name, npu_mode, npu_options)
 
 
 def device_indices(backend: Backend) -> list[int]:
@@ -116,12 +157,16 @@ def _compiled() -> None:
         os.environ["TRITON_INTERPRET"] = "0"
 
 
-def get_backend(
-    soc: str | None = None, npu_mode: str = "simd", npu_options: tuple[str, ...] = ()
-) -> Backend:
-    """The backend for `soc`; None picks the first accelerator found, else the interpreter.
-    `npu_mode` (simd or simt) is how an Ascend NPU compiles, `npu_options` the compiler options
-    its searches vary; other socs take only "simd" and no options."""
+def spec_here(
+    soc: str | None = None,
+    npu_mode: str = "simd",
+    npu_options: tuple[str, ...] = (),
+    timer: str | None = None,
+) -> BackendSpec:
+    """The spec of `soc` on this machine; None picks the first accelerator found, else the
+    interpreter. `npu_mode` (simd or simt) is how an Ascend NPU compiles, `npu_options` the
+    compiler options its searches vary; other socs take only "simd" and no options. `timer`: a
+    name of `TIMERS`, None for the kind's default."""
     if npu_options and not is_npu_soc(soc or ""):
         raise UserError(f"--npu-options is for an Ascend soc, not {soc!r}")
     if npu_mode not in NPU_MODES:
@@ -131,15 +176,35 @@ def get_backend(
     if npu_mode != "simd" and not is_npu_soc(soc or ""):
         raise UserError(f"--npu-mode {npu_mode} is for an Ascend soc, not {soc!r}")
     if soc == CPU:
-        return CpuBackend()
+        return BackendSpec.make(BackendKind.CPU, CPU, timer=timer)
     for kind in DEVICE_KINDS:
         found = [s for s, _ in BACKENDS[kind].found_devices()]
         soc = soc or (found[0] if found else None)
         if soc in found:
-            _compiled()
-            return BACKENDS[kind].open(found.index(soc), npu_mode, npu_options)
+            return BackendSpec.make(kind, soc, npu_mode, npu_options, timer)
     if soc is None:
-        return CpuBackend()
+        return BackendSpec.make(BackendKind.CPU, CPU, timer=timer)
     if check_soc(soc).kind == BackendKind.NPU:
         raise UserError(f"soc {soc!r} needs an Ascend NPU; this machine has: {found_devices()}")
     raise UserError(f"soc {soc!r} is not on this machine; found: {found_devices()}")
+
+
+def open_backend(spec: BackendSpec) -> Backend:
+    """The backend a spec names, on the first device of its soc here, timing with its timer."""
+    if spec.kind == BackendKind.CPU:
+        backend: Backend = CpuBackend()
+    else:
+        found = [s for s, _ in BACKENDS[spec.kind].found_devices()]
+        if spec.soc not in found:
+            raise UserError(f"soc {spec.soc!r} is not on this machine; found: {found_devices()}")
+        _compiled()
+        backend = BACKENDS[spec.kind].open(found.index(spec.soc), spec.npu_mode, spec.npu_options)
+    backend.timer = TIMERS[spec.timer]()
+    return backend
+
+
+def get_backend(
+    soc: str | None = None, npu_mode: str = "simd", npu_options: tuple[str, ...] = ()
+) -> Backend:
+    """The backend of `soc` on this machine with its default timer (see `spec_here`)."""
+    return open_backend(spec_here(soc, npu_mode, npu_options))

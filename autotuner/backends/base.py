@@ -41,6 +41,44 @@ class Timing:
         return asdict(self)
 
 
+class Timer(ABC):
+    """A timing method: single-call times of a callable on a backend's device. Registered by
+    name in `backends.TIMERS` (`autotune run --timer NAME`); each backend class names its default."""
+
+    name: ClassVar[str]
+    #: The backend kinds whose devices it can time.
+    kinds: ClassVar[frozenset[BackendKind]]
+
+    @abstractmethod
+    def elapsed_ms(self, backend: Backend, fn: Callable[[], Any], reps: int) -> list[float]:
+        """The times (ms) of `reps` calls of `fn`, one by one, the caches flushed before each."""
+
+    @abstractmethod
+    def describe(self, backend: Backend) -> str:
+        """How it times, in a phrase, for the versions a number records."""
+
+
+class HostClock(Timer):
+    """Host clocks around each call, the device synchronized before and after: any backend."""
+
+    name: ClassVar[str] = "host"
+    kinds: ClassVar[frozenset[BackendKind]] = frozenset(BackendKind)
+
+    def elapsed_ms(self, backend: Backend, fn: Callable[[], Any], reps: int) -> list[float]:
+        out = []
+        for _ in range(reps):
+            backend.flush_l2()
+            backend.synchronize()
+            start = time.perf_counter()
+            fn()
+            backend.synchronize()
+            out.append((time.perf_counter() - start) * 1e3)
+        return out
+
+    def describe(self, backend: Backend) -> str:
+        return "host clock around each call, the device synchronized before and after"
+
+
 def quantile(sorted_values: list[float], q: float) -> float:
     """Linear-interpolated quantile of an already sorted list."""
     if len(sorted_values) == 1:
@@ -70,6 +108,8 @@ class Backend(ABC):
     soc: str
     device_name: str
     limits: DeviceLimits
+    #: How it times; each kind's default here, `open_backend` sets the one a spec names.
+    timer: Timer = HostClock()
 
     @classmethod
     def found_devices(cls) -> list[tuple[str, str]]:
@@ -79,7 +119,7 @@ class Backend(ABC):
     @classmethod
     def open(cls, index: int, npu_mode: str, npu_options: tuple[str, ...]) -> Backend:
         """The backend of device `index` of `found_devices()`; `npu_mode` and `npu_options` are
-        how an Ascend NPU compiles (`get_backend` has checked that only an NPU gets others than
+        how an Ascend NPU compiles (`open_backend` has checked that only an NPU gets others than
         "simd" and none)."""
         raise NotImplementedError(f"a {cls.kind} backend has no device to open")
 
@@ -116,16 +156,8 @@ class Backend(ABC):
         """Evict the caches between repetitions so each one reads from device memory."""
 
     def _elapsed_ms(self, fn: Callable[[], Any], reps: int) -> list[float]:
-        """Times `reps` calls of `fn` one by one with host clocks; devices override with events."""
-        out = []
-        for _ in range(reps):
-            self.flush_l2()
-            self.synchronize()
-            start = time.perf_counter()
-            fn()
-            self.synchronize()
-            out.append((time.perf_counter() - start) * 1e3)
-        return out
+        """Times `reps` calls of `fn` one by one with the backend's timer."""
+        return self.timer.elapsed_ms(self, fn, reps)
 
     def time(
         self,

@@ -11,7 +11,7 @@ import torch
 from core.limits import DeviceLimits
 from core.socs import BackendKind, soc_from_device_name
 
-from .base import Backend, Timing
+from .base import Backend, Timer, Timing
 
 _FLUSH_BYTES = 256 * 1024 * 1024
 #: A spin of about 100 us at 2 GHz, longer than our launchers' host overhead.
@@ -23,9 +23,37 @@ CROSS_CHECK_BELOW_MS = 0.05
 _GRAPH_CALLS, _GRAPH_REPLAYS = 20, 10
 
 
+class CudaEvents(Timer):
+    """CUDA events around each call, L2 flushed and a device spin covering the launch before each."""
+
+    name: ClassVar[str] = "cuda-events"
+    kinds: ClassVar[frozenset[BackendKind]] = frozenset({BackendKind.CUDA})
+
+    def elapsed_ms(self, backend: Backend, fn: Callable[[], Any], reps: int) -> list[float]:
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+        for start, end in zip(starts, ends, strict=True):
+            backend.flush_l2()
+            # Keep the GPU busy while the host enqueues the start event and the launch, so the
+            # interval holds the kernel alone, not the launcher's Python overhead.
+            torch.cuda._sleep(_HOST_COVER_CYCLES)
+            start.record()
+            fn()
+            end.record()
+        backend.synchronize()
+        return [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
+
+    def describe(self, backend: Backend) -> str:
+        return (
+            "cuda events around each call, 256 MiB zeroed and a device spin covering the "
+            "launch before each"
+        )
+
+
 class CudaBackend(Backend):
     kind: ClassVar[BackendKind] = BackendKind.CUDA
     launch_options: frozenset[str] = frozenset({"num_warps", "num_stages"})
+    timer: Timer = CudaEvents()
 
     def __init__(self, index: int = 0) -> None:
         self._device = torch.device("cuda", index)
@@ -80,20 +108,6 @@ class CudaBackend(Backend):
             self._flush_buffer = torch.empty(_FLUSH_BYTES, dtype=torch.int8, device=self._device)
         self._flush_buffer.zero_()
 
-    def _elapsed_ms(self, fn: Callable[[], Any], reps: int) -> list[float]:
-        starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-        ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-        for start, end in zip(starts, ends, strict=True):
-            self.flush_l2()
-            # Keep the GPU busy while the host enqueues the start event and the launch, so the
-            # interval holds the kernel alone, not the launcher's Python overhead.
-            torch.cuda._sleep(_HOST_COVER_CYCLES)
-            start.record()
-            fn()
-            end.record()
-        self.synchronize()
-        return [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
-
     def cross_check(self, fn: Callable[[], Any], timing: Timing) -> dict[str, Any]:
         """For a part under CROSS_CHECK_BELOW_MS, its time replayed from a CUDA graph, as
         `triton.testing.do_bench_cudagraph` times (per call: a replay of _GRAPH_CALLS calls over
@@ -136,9 +150,8 @@ class CudaBackend(Backend):
             "triton": triton.__version__,
             "cuda_runtime": str(torch.version.cuda),
             "device": self.device_name,
-            "timer": "cuda events around each call, 256 MiB zeroed and a device spin covering the "
-            f"launch before each; parts under {CROSS_CHECK_BELOW_MS} ms also replayed from a "
-            "CUDA graph (graph_ms)",
+            "timer": f"{self.timer.describe(self)}; parts under {CROSS_CHECK_BELOW_MS} ms also "
+            "replayed from a CUDA graph (graph_ms)",
         }
         try:
             import subprocess

@@ -35,7 +35,7 @@ from core.limits import DeviceLimits
 from core.socs import SOCS, BackendKind, soc_from_device_name, socs_of
 
 from . import compile_verdict, npu_options, triton_ascend
-from .base import Backend, Timing
+from .base import Backend, Timer, Timing
 from .compile import bishengir_version, prints_memory
 from .compiler_log import compiler_log
 
@@ -170,8 +170,34 @@ def _npu() -> Any:
     return torch.npu  # type: ignore[attr-defined]
 
 
+class NpuEvents(Timer):
+    """NPU events around each call, L2 flushed before each."""
+
+    name: ClassVar[str] = "npu-events"
+    kinds: ClassVar[frozenset[BackendKind]] = frozenset({BackendKind.NPU})
+
+    def elapsed_ms(self, backend: Backend, fn: Callable[[], Any], reps: int) -> list[float]:
+        # torch.npu has no spin kernel to cover the host's launch overhead; the flush enqueued just
+        # before keeps the device busy while the host records the start event and launches.
+        npu = _npu()
+        starts = [npu.Event(enable_timing=True) for _ in range(reps)]
+        ends = [npu.Event(enable_timing=True) for _ in range(reps)]
+        for start, end in zip(starts, ends, strict=True):
+            backend.flush_l2()
+            start.record()
+            fn()
+            end.record()
+        backend.synchronize()
+        return [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
+
+    def describe(self, backend: Backend) -> str:
+        assert isinstance(backend, NpuBackend), "npu events time an NPU"
+        return f"npu events, {backend.flush_bytes >> 20} MiB zeroed before each repetition"
+
+
 class NpuBackend(Backend):
     kind: ClassVar[BackendKind] = BackendKind.NPU
+    timer: Timer = NpuEvents()
     #: torch's device type of the NPU's tensors (tests stand in "cpu").
     device_type: ClassVar[str] = "npu"
 
@@ -255,20 +281,6 @@ class NpuBackend(Backend):
             self._flush_buffer = torch.empty(self.flush_bytes, dtype=torch.int8, device=self.device)
         self._flush_buffer.zero_()
 
-    def _elapsed_ms(self, fn: Callable[[], Any], reps: int) -> list[float]:
-        # torch.npu has no spin kernel to cover the host's launch overhead; the flush enqueued just
-        # before keeps the device busy while the host records the start event and launches.
-        npu = _npu()
-        starts = [npu.Event(enable_timing=True) for _ in range(reps)]
-        ends = [npu.Event(enable_timing=True) for _ in range(reps)]
-        for start, end in zip(starts, ends, strict=True):
-            self.flush_l2()
-            start.record()
-            fn()
-            end.record()
-        self.synchronize()
-        return [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
-
     def compiler_notes(self) -> dict[str, bool | int]:
         """What the compiler said of the kernels compiled since the last call (see
         `compile_verdict.notes`); nothing where no compiler log could be kept."""
@@ -307,5 +319,5 @@ class NpuBackend(Backend):
             "bishengir": bishengir_version(self.soc),
             "device": self.device_name,
             "npu_mode": self.mode,
-            "timer": f"npu events, {self.flush_bytes >> 20} MiB zeroed before each repetition",
+            "timer": self.timer.describe(self),
         }

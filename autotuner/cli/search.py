@@ -140,6 +140,13 @@ def run(
     ] = False,
     npu_mode: NpuModeOption = "simd",
     npu_options: NpuOptionsOption = "",
+    timer: Annotated[
+        str | None,
+        typer.Option(
+            help="How trials are timed, by name: host, cuda-events or npu-events (default: the "
+            "soc's own, events on a device, the host clock on cpu)."
+        ),
+    ] = None,
     request: CaseRequest = NO_REQUEST,
 ) -> None:
     """Search launch configs: one Optuna study per (kernel, case, soc), every trial logged."""
@@ -156,16 +163,20 @@ def run(
 
     from ..report.studies import summarize
     from ..search import runner
+    from ..search.request import RunRequest
     from ..settings import EFFORTS, settings
 
-    if not timeout > 0:
-        raise UserError(f"--timeout must be a positive number of seconds, not {timeout:g}")
     url = db or settings().db
     level = effort or settings().effort
     if level not in EFFORTS:
         raise UserError(f"unknown --effort {level!r}; use one of {', '.join(EFFORTS)}")
     chosen = EFFORTS[level]
-    budget = _parse_trials(trials) if trials is not None else chosen.trials
+    asked = RunRequest(
+        op, soc, db_url=url, trials=_parse_trials(trials) if trials is not None else chosen.trials,
+        kernels=kernel, cases=case, seed=seed, timeout_s=timeout, restart=restart, force=force,
+        sampler=sampler, only_stale=stale, npu_mode=npu_mode,
+        npu_options=npu_option_names(npu_options), timer=timer, effort=chosen, case_request=request,
+    )  # fmt: skip
     quiet_interpreter()
     progress = Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[status]}"),
@@ -192,11 +203,7 @@ def run(
 
     try:
         with progress:
-            records = runner.run(op, soc, kernels=kernel, cases=case, trials=budget, db_url=url, seed=seed,
-                                 timeout_s=timeout, restart=restart, npu_mode=npu_mode, request=request,
-                                 npu_options=npu_option_names(npu_options),
-                                 force=force, sampler=sampler, only_stale=stale, on_study=on_study,
-                                 on_progress=on_progress, effort=chosen)  # fmt: skip
+            records = runner.run(asked, on_study=on_study, on_progress=on_progress)
     except KeyboardInterrupt:
         err_console.print(
             "interrupted: the database is consistent; run the same command again to resume"

@@ -20,9 +20,11 @@ from sqlalchemy.exc import IntegrityError
 
 from core.errors import UserError
 from core.paths import port_file
+from core.socs import BackendKind
 from ops.spec import Case, Config
 from storage import CompileRecord, Database
 
+from ..backends import BackendSpec
 from ..backends.compile import CompileResult, ascend_compiler
 from ..vocabulary import Failure
 from .space import config_key
@@ -99,7 +101,9 @@ class CompileFarm:
     def _prepare(self, count: int, op: str, kernel: str, case: Case) -> None:
         """`count` workers, each with the case's inputs built (in parallel)."""
         while len(self.workers) < count:
-            self.workers.append(Worker(self.soc, mode=COMPILE_WITHOUT_DEVICE))
+            self.workers.append(
+                Worker(BackendSpec.make(BackendKind.NPU, self.soc), mode=COMPILE_WITHOUT_DEVICE)
+            )
         key = (op, kernel, case.name, case.dtype)
         waiting = [w for w in self.workers[:count] if w.prepared != key]
         for worker in waiting:

@@ -20,18 +20,16 @@ from ops.spec import Case, KernelSpec, OpSpec
 from storage import Database, Run, StudyRecord, open_database
 from storage.models import utcnow
 
-from ..backends import Backend, SocProfile, get_backend
+from ..backends import Backend, SocProfile, open_backend
 from ..cases.bound import Room
-from ..cases.options import NO_REQUEST, CaseRequest
 from ..cases.store import kind_for, user_cases
 from ..measure.environment import environment
 from ..measure.toolchain import stale_configs, toolchain
-from ..settings import STANDARD, Effort
 from ..settings import settings as app_settings
 from . import interrupts, warm_starts
 from .claims import ClaimBoard, Owner, bury_dead_runs
 from .pipeline import Pipeline
-from .sampler import STRATEGIES
+from .request import RunRequest
 from .study import Plan, Progress, Settings, Study, discard_study
 from .workers import COMPILE, Worker, preparing_lock
 
@@ -120,54 +118,36 @@ def refuse_live_restart(db: Database, plans: list[Plan], stale_after_s: float) -
 
 
 def run(
-    op: str,
-    soc: str,
+    request: RunRequest,
     *,
-    kernels: list[str] | None,
-    cases: list[str] | None,
-    trials: int | float,
-    db_url: str,
-    seed: int,
-    timeout_s: float,
-    restart: bool = False,
-    npu_mode: str = "simd",
-    npu_options: tuple[str, ...] = (),
-    request: CaseRequest = NO_REQUEST,
-    extra: list[Case] = (),  # type: ignore[assignment]
-    force: bool = False,
-    sampler: str = "local",
-    only_stale: bool = False,
     siblings: Siblings | None = None,
     on_study: Callable[[Plan], None] | None = None,
     on_progress: Callable[[Progress], None] | None = None,
-    effort: Effort = STANDARD,
 ) -> list[StudyRecord]:
-    """`effort`: the level's polish and re-timing (its budget comes as `trials`)."""
-    if not (trials > 0 if isinstance(trials, int) else 0 < trials <= 1):
-        raise UserError(
-            f"--trials must be a positive number of trials per study or a share in (0%, 100%], not {trials}"
-        )
-    if sampler not in STRATEGIES:
-        raise UserError(f"unknown --sampler {sampler!r}; use one of {', '.join(STRATEGIES)}")
-    backend = get_backend(soc, npu_mode, npu_options)
+    """Runs the studies `request` asks, under one run record; `siblings` (default: the
+    database's winners) seed their warm starts, `on_study` and `on_progress` report. The
+    request's effort level gives the polish and the re-timing (its budget comes as `trials`)."""
+    op, trials, cases = request.op, request.trials, request.cases
+    backend_spec = request.backend_spec()
+    backend = open_backend(backend_spec)
     spec = get_op(op)
     # Asked cases, checked before anything is written; `extra`: cases tuned but not kept as the
     # op's user cases (a benchmark's held-out shapes).
     room = Room.here(backend)
-    asked = request.cases(spec, backend.is_interpreter, room=room)
-    user = [*asked, *extra]
+    asked = request.case_request.cases(spec, backend.is_interpreter, room=room)
+    user = [*asked, *request.extra]
     known = [c for c, _ in user_cases(spec, case_kind(backend))]
     stale: set[tuple[str, str]] | None = None
-    if only_stale:
+    if request.only_stale:
         # The (kernel, case) pairs frozen for this soc whose numbers may have moved (their kernel,
         # launch arguments or toolchain changed), among the asked kernels and cases.
         stale = {(s.kernel, s.case) for s in stale_configs(spec, backend.versions(), backend.soc)}
-        asked = {c.name for c in user} | set(cases or ())
+        wanted = {c.name for c in user} | set(cases or ())
         tunable = {c.name for c in [*spec.cases(case_kind(backend)), *known]}
-        cases = sorted({c for _, c in stale if c in tunable and (not asked or c in asked)})
+        cases = sorted({c for _, c in stale if c in tunable and (not wanted or c in wanted)})
         if not cases:
             return []
-    selection = select(op, backend, kernels, cases, user, known)
+    selection = select(op, backend, request.kernels, cases, user, known)
     chains = {k.name: toolchain(backend, op, k.port_kernel) for k in selection.kernels}
     plans = [
         Plan.make(
@@ -178,8 +158,8 @@ def run(
             SocProfile.of(backend),
             trials,
             chains[kernel.name],
-            sampler,
-            effort.polish,
+            request.sampler,
+            request.effort.polish,
         )
         for case in selection.cases
         for kernel in selection.kernels
@@ -189,10 +169,10 @@ def run(
         return []
     if asked:  # a checkout that cannot keep them is told before anything is measured
         check_writable([cases_file(spec.name)])
-    db = open_database(db_url)
+    db = open_database(request.db_url)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
-    if restart and not force:
+    if request.restart and not request.force:
         refuse_live_restart(db, plans, app_settings().stale_after_s)
     siblings = siblings or database_siblings(db)
     # Upstream's autotune lists are GPU configs: they seed GPU studies only.
@@ -215,11 +195,11 @@ def run(
         session.add(record)
         session.commit()
         run_id = record.id
-    settings = Settings.of(seed, timeout_s, effort, backend.is_interpreter)
-    timer = Worker(backend.soc)
+    settings = Settings.of(request.seed, request.timeout_s, request.effort, backend.is_interpreter)
+    timer = Worker(backend_spec)
     count = compile_workers(backend)
     preparing = preparing_lock() if count else None  # made only where compile workers share it
-    compilers = [Worker(backend.soc, mode=COMPILE, preparing=preparing) for _ in range(count)]
+    compilers = [Worker(backend_spec, mode=COMPILE, preparing=preparing) for _ in range(count)]
     pipeline = Pipeline(timer, compilers, settings.timeout_s, settings.prepare_timeout_s)
     status = "failed"
     results = []
@@ -231,7 +211,7 @@ def run(
         with interrupts.deferred():  # Ctrl-C stops between database writes, not inside them
             for plan in plans:
                 interrupts.check()
-                if restart:
+                if request.restart:
                     discard_study(db, plan.name)
                 if on_study:
                     on_study(plan)
@@ -247,10 +227,10 @@ def run(
                 study = Study(db, plan, settings, run_id, pipeline, starts, on_progress)
                 results.append(study.run())
         status = "finished"
-        request.register(spec, db, room)
+        request.case_request.register(spec, db, room)
     except KeyboardInterrupt:
         status = "interrupted"
-        request.register(spec, db, room)
+        request.case_request.register(spec, db, room)
         raise
     except BaseException:
         for plan in plans:

@@ -19,6 +19,7 @@ import torch
 
 from ops.spec import Case
 
+from ..backends import BackendSpec
 from ..vocabulary import Failure
 from . import interrupts
 
@@ -42,24 +43,24 @@ def preparing_lock():
     return _CONTEXT.Lock()
 
 
-def _serve(connection: Connection, soc: str, mode: str, preparing) -> None:
+def _serve(connection: Connection, spec: BackendSpec, mode: str, preparing) -> None:
     """The worker's loop: ("prepare", op, kernel, case), ("measure", config), ("samples", config,
     reps), ("compile", config), ("compile_key", config)."""
     import signal
     import warnings
 
     from ..backends import compile as compiling
-    from ..backends import get_backend
+    from ..backends import open_backend
     from ..backends.compile_verdict import short
     from .trial import CaseRunner, compile_inputs
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"triton\..*")
     if mode == COMPILE_WITHOUT_DEVICE:
-        compiling.activate(compiling.ascend_compiler(soc))
+        compiling.activate(compiling.ascend_compiler(spec.soc))
         backend, device = None, torch.device("cpu")
     else:
-        backend = get_backend(soc)
+        backend = open_backend(spec)
         device = backend.device
         if mode == COMPILE:
             compiling.activate(None)
@@ -111,12 +112,13 @@ def _serve(connection: Connection, soc: str, mode: str, preparing) -> None:
 
 
 class Worker:
-    """One worker process bound to a soc; `call` raises WorkerLost after a timeout or crash."""
+    """One worker process with the backend its parent opened (or, compiling without a device, the
+    soc of the spec alone); `call` raises WorkerLost after a timeout or crash."""
 
-    def __init__(self, soc: str, *, mode: str = TIMING, preparing=None) -> None:
+    def __init__(self, spec: BackendSpec, *, mode: str = TIMING, preparing=None) -> None:
         """`mode`: TIMING, COMPILE or COMPILE_WITHOUT_DEVICE; `preparing`: a `preparing_lock()` to
         build cases one worker at a time, or None."""
-        self.soc = soc
+        self.spec = spec
         self.mode = mode
         self.preparing = preparing
         self.prepared: tuple | None = None
@@ -126,7 +128,7 @@ class Worker:
     def _start(self) -> None:
         self.connection, child = _CONTEXT.Pipe()
         self.process = _CONTEXT.Process(
-            target=_serve, args=(child, self.soc, self.mode, self.preparing), daemon=True
+            target=_serve, args=(child, self.spec, self.mode, self.preparing), daemon=True
         )
         self.process.start()
         child.close()
