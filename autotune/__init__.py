@@ -1,4 +1,5 @@
-"""`import autotune`: what a workload calls (the engine and the `autotune` command are `autotuner`).
+"""`import autotune`: what a workload calls; `autotune.cli` is the `autotune` command (the engine
+is `autotuner`).
 
     import autotune
 

@@ -1,3 +1,3 @@
-from .cli import main
+from autotune.cli import main
 
 main()

@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 
 import autotuner.backends
 from api.main import create_app
+from autotune.cli import app
 from autotuner.backends.cpu import CpuBackend
 from autotuner.baseline.check import check
-from autotuner.cli import app
 from autotuner.measure.contention import Reference, contention
 from autotuner.measure.device_load import Probe
 from ops import get_op

@@ -2,9 +2,9 @@
 
 From the ground floor up: `core`; `ops` and `storage` (siblings: neither imports the other);
 `autotuner`, its stages in the order the data flows; `api` and the public `autotune`; the command
-line (`autotuner.cli`, which serves `api` too). Every import counts, at module level and inside
-functions, and no modules may import each other in a cycle, however long. No module of
-`autotuner` is over 500 lines.
+line (`autotune.cli`, which serves `api` too) on top, and `python -m autotuner`, which starts it.
+Every import counts, at module level and inside functions, and no modules may import each other in
+a cycle, however long. No module of `autotuner` is over 500 lines.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("autotuner.freeze",),
     ("autotuner.report",),
     ("api", "autotune"),
-    ("autotuner.cli",),  # the command line: the stages, and `autotune serve` the API
+    ("autotune.cli",),  # the command line: the stages, and `autotune serve` the API
     ("autotuner.__main__",),
 )
 MAX_LINES = 500
@@ -206,6 +206,20 @@ def test_no_import_goes_up():
 
 def test_every_import_names_a_module():
     assert missing_modules(ROOT, PACKAGES, ("tests", "benchmarks", "experimental")) == []
+
+
+def test_the_engine_imports_neither_the_api_nor_the_command_line():
+    """`autotuner` lies below `api` and `autotune`; only `python -m autotuner` starts the CLI."""
+    graph = import_graph(ROOT, PACKAGES)
+    up = [
+        f"{source} -> {target}"
+        for source, targets in sorted(graph.items())
+        if source.split(".")[0] == "autotuner" and source != "autotuner.__main__"
+        for target in sorted(targets)
+        if target.split(".")[0] in ("api", "autotune")
+    ]
+    assert up == []
+    assert graph["autotuner.__main__"] == {"autotune.cli"}
 
 
 def test_no_import_cycle():

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import typer
 
-from autotuner.cli import app
+from autotune.cli import app
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"

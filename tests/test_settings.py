@@ -146,7 +146,7 @@ def test_run_takes_the_effort_level_and_explicit_flags_override_it(
     level's budget."""
     from typer.testing import CliRunner
 
-    from autotuner.cli import app
+    from autotune.cli import app
     from autotuner.search import runner
 
     asked = {}
@@ -173,7 +173,7 @@ def test_run_takes_the_effort_level_and_explicit_flags_override_it(
 def test_an_unknown_effort_is_refused():
     from typer.testing import CliRunner
 
-    from autotuner.cli import app
+    from autotune.cli import app
 
     result = CliRunner().invoke(app, ["run", "--op", "silu", "--soc", "cpu", "--effort", "heroic"])
     assert (

@@ -41,7 +41,7 @@ def space_report(soc: str, registered: bool) -> dict:
         else ""
     )
     script = (
-        f"{register}import sys\nfrom autotuner.cli import main\nsys.argv[0] = 'autotune'\nmain()\n"
+        f"{register}import sys\nfrom autotune.cli import main\nsys.argv[0] = 'autotune'\nmain()\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", script, *SPACE, "--soc", soc, "--json"],

@@ -119,7 +119,7 @@ def test_the_run_summary_gives_the_a_b_gain_of_a_new_winner_over_the_frozen_conf
 
     from rich.console import Console
 
-    from autotuner.cli.search import _summary_table
+    from autotune.cli.search import _summary_table
 
     complete = numbered(trials((NEW, 0.6), (FROZEN, 0.7), (DEFAULT, 1.0)))
     verdict = settle.retime(

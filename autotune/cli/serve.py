@@ -61,8 +61,7 @@ def serve(
     import uvicorn
 
     from api.main import create_app
-
-    from ..settings import settings
+    from autotuner.settings import settings
 
     url = db or settings().db
     if optuna_dashboard == port:

@@ -7,10 +7,10 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from autotuner.measure.numbers import short_number, speedup_text
 from core.errors import UserError
 from core.socs import CPU
 
-from ..measure.numbers import short_number, speedup_text
 from .common import (
     DbOption,
     OpOption,
@@ -33,11 +33,10 @@ def show(
     ] = None,
 ) -> None:
     """The frozen table of an op (from its performance json) and its history across labels."""
+    from autotuner.atk.performance_json import frozen_sections, read
+    from autotuner.freeze.history import history_rows
     from core.paths import performance_json
     from ops import get_op
-
-    from ..atk.performance_json import frozen_sections, read
-    from ..freeze.history import history_rows
 
     spec = get_op(op)
     sections = frozen_sections(read(performance_json(op)))
@@ -150,10 +149,9 @@ def trials(
     db: DbOption = None,
 ) -> None:
     """Every trial of the op's studies, one row each: config, state, category, times, error."""
+    from autotuner.report.tables import emit
+    from autotuner.report.trials import trials_frame
     from ops import get_op
-
-    from ..report.tables import emit
-    from ..report.trials import trials_frame
 
     if fmt not in ("table", "csv", "parquet", "json"):
         raise UserError(f"unknown --format {fmt!r}; use table, csv, parquet or json")
@@ -181,9 +179,8 @@ def report(
     ] = False,
 ) -> None:
     """Per op and case: frozen speedup over the default, ratio to the GPU, share of the roofline."""
+    from autotuner.report.performance import report_text
     from ops import get_op
-
-    from ..report.performance import report_text
 
     ops = [get_op(name).name for name in op or []]
     print(report_text(database_of(db, create=measure), soc, ops, fmt, measure), end="")

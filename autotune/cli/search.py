@@ -7,11 +7,11 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from autotuner.cases.options import NO_REQUEST, CaseRequest, case_options
+from autotuner.measure.numbers import short_number, speedup_text
 from core.errors import UserError
 from core.socs import CPU
 
-from ..cases.options import NO_REQUEST, CaseRequest, case_options
-from ..measure.numbers import short_number, speedup_text
 from .common import (
     DbOption,
     NpuModeOption,
@@ -159,12 +159,11 @@ def run(
         TimeRemainingColumn,
     )
 
+    from autotuner.report.studies import summarize
+    from autotuner.search import runner
+    from autotuner.search.request import RunRequest
+    from autotuner.settings import EFFORTS, settings
     from storage import open_database
-
-    from ..report.studies import summarize
-    from ..search import runner
-    from ..search.request import RunRequest
-    from ..settings import EFFORTS, settings
 
     url = db or settings().db
     level = effort or settings().effort
@@ -242,12 +241,11 @@ def status(
     with --soc naming a device of this machine, those tuned under other compiler or runtime
     versions (what `autotune check` calls stale there)."""
 
+    from autotuner.backends import get_backend
+    from autotuner.measure.toolchain import stale_configs, stale_line
+    from autotuner.report.studies import summarize
     from core.socs import is_npu_soc
     from ops import all_ops, get_op
-
-    from ..backends import get_backend
-    from ..measure.toolchain import stale_configs, stale_line
-    from ..report.studies import summarize
 
     summaries = summarize(database_of(db, create=False), op=op, soc=soc)
     versions = None

@@ -7,7 +7,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from ..cases.options import NO_REQUEST, CaseRequest, case_options
+from autotuner.cases.options import NO_REQUEST, CaseRequest, case_options
+
 from .common import (
     DbOption,
     DeviceOption,
@@ -50,7 +51,7 @@ def space(
     """A kernel's search space on a case and soc: every config, feasible or rejected and why."""
     import json
 
-    from ..search.space_report import describe, render
+    from autotuner.search.space_report import describe, render
 
     database = database_of(db) if compile_ else None
     report = describe(
@@ -76,9 +77,8 @@ def list_cases(
     """The op's cases: built-in (accuracy, performance) and the user's (cases/<op>.yaml, database);
     a case given (--shape with its lengths, --cases-file) is added to them first, named by the
     hash of its lengths, and nothing is run."""
+    from autotuner.cases.store import user_cases
     from ops import get_op
-
-    from ..cases.store import user_cases
 
     spec = get_op(op)
     if request.given:

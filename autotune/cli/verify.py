@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from autotuner.cases.options import NO_REQUEST, CaseRequest, case_options
 from core.errors import UserError
 
-from ..cases.options import NO_REQUEST, CaseRequest, case_options
 from .common import DbOption, OpOption, SocOption, console, database_of, quiet_interpreter
 
 if TYPE_CHECKING:
-    from ..references.source import ReferenceSource
+    from autotuner.references.source import ReferenceSource
 
 
 @case_options
@@ -66,18 +66,17 @@ def verify(
     ] = None,
 ) -> None:
     """Port and upstream against a float64 CPU golden (CANN dual-reference metrics); verdicts stored."""
+    from autotuner.backends import get_backend
+    from autotuner.cases.bound import Room
+    from autotuner.cases.store import kind_for, user_cases
+    from autotuner.references.store import write_set
+    from autotuner.settings import settings
+    from autotuner.verify.report import VerifyReport
+    from autotuner.verify.runner import default_jobs, run_cases
+    from autotuner.verify.store import AccuracyStore
     from ops import all_ops as known_ops
     from ops import get_op
     from ops.spec import canonical_dtype
-
-    from ..backends import get_backend
-    from ..cases.bound import Room
-    from ..cases.store import kind_for, user_cases
-    from ..references.store import write_set
-    from ..settings import settings
-    from ..verify.report import VerifyReport
-    from ..verify.runner import default_jobs, run_cases
-    from ..verify.store import AccuracyStore
 
     if not op and not all_ops:
         raise UserError("name an op with --op, or use --all")
@@ -160,8 +159,8 @@ def reference_source(given: str | None, todo: list) -> Iterator[ReferenceSource]
     """Where the second reference comes from: upstream here (nothing given), a reference set in
     a folder, or a server's answers fetched into a temporary set; every case is checked against
     it before any runs."""
-    from ..references.client import fetch_set
-    from ..references.source import LIVE, SavedReferences
+    from autotuner.references.client import fetch_set
+    from autotuner.references.source import LIVE, SavedReferences
 
     if given is None:
         yield LIVE

@@ -7,10 +7,10 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from autotuner.cases.options import NO_REQUEST, CaseRequest, case_options
+from autotuner.measure.numbers import short_number
 from core.errors import UserError
 
-from ..cases.options import NO_REQUEST, CaseRequest, case_options
-from ..measure.numbers import short_number
 from .common import (
     DbOption,
     DeviceOption,
@@ -57,20 +57,19 @@ def baseline(
     configs."""
     import time
 
-    from ops import get_op
-
-    from ..backends import get_backend
-    from ..baseline.baseline import (
+    from autotuner.backends import get_backend
+    from autotuner.baseline.baseline import (
         UPSTREAM_SOURCES,
         Profile,
         cases_for,
         changed_picks,
         record_baselines,
     )
-    from ..baseline.upstream_picks import describe
-    from ..baseline.warm import warm
-    from ..cases.bound import Room
-    from ..settings import settings
+    from autotuner.baseline.upstream_picks import describe
+    from autotuner.baseline.warm import warm
+    from autotuner.cases.bound import Room
+    from autotuner.settings import settings
+    from ops import get_op
 
     specs = [get_op(name) for name in op]
     backend = get_backend(soc)
@@ -197,13 +196,12 @@ def check(
     the device looked shared with another process (contended) and nothing regressed."""
     import json
 
+    from autotuner.backends import get_backend
+    from autotuner.baseline.check import ALPHA
+    from autotuner.baseline.check import check as run_check
+    from autotuner.measure.toolchain import stale_line
+    from autotuner.settings import settings
     from ops import get_op
-
-    from ..backends import get_backend
-    from ..baseline.check import ALPHA
-    from ..baseline.check import check as run_check
-    from ..measure.toolchain import stale_line
-    from ..settings import settings
 
     spec = get_op(op)
     backend = get_backend(soc)

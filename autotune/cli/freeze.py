@@ -6,9 +6,9 @@ from typing import Annotated
 
 import typer
 
+from autotuner.cases.options import NO_REQUEST, CaseRequest, case_options
 from core.socs import CPU
 
-from ..cases.options import NO_REQUEST, CaseRequest, case_options
 from .common import DbOption, GpuSocOption, config_text, console, database_of, next_step
 
 
@@ -36,10 +36,9 @@ def freeze(
     request: CaseRequest = NO_REQUEST,
 ) -> None:
     """Write each study's verified winner into the kernel file, the performance json and frozen_configs/."""
+    from autotuner.freeze.freeze import freeze as run_freeze
     from core.socs import check_soc
     from ops import get_op
-
-    from ..freeze.freeze import freeze as run_freeze
 
     spec = get_op(op)
     check_soc(soc)

@@ -19,9 +19,9 @@ def reference_server(
     AUTOTUNE_REFERENCE_TOKEN, where set, is required from clients."""
     import uvicorn
 
-    from ..backends import get_backend
-    from ..references.server import create_app
-    from ..settings import settings
+    from autotuner.backends import get_backend
+    from autotuner.references.server import create_app
+    from autotuner.settings import settings
 
     backend = get_backend(soc)
     quiet_interpreter()

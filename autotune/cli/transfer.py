@@ -47,9 +47,8 @@ def import_(
     checkout does not know (op, kernel, case, soc, a config outside its kernel's space) or a
     frozen version whose content does not match its hash refuses the whole file."""
 
+    from autotuner.freeze.import_check import import_export
     from storage.transfer import parse_document, read_export
-
-    from ..freeze.import_check import import_export
 
     document = read_export(file)
     parse_document(document)  # a malformed file is refused before any database is opened

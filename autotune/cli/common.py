@@ -58,9 +58,8 @@ GpuSocOption = Annotated[
 def database_of(url: str | None, create: bool = True):
     """The database of `--db`, else of the settings (AUTOTUNE_DB, else sqlite:///autotune.db);
     `create=False` for commands that only read: a missing SQLite file is a one-line error."""
+    from autotuner.settings import settings
     from storage import open_database
-
-    from ..settings import settings
 
     return open_database(url or settings().db, create=create)
 

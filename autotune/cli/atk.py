@@ -22,10 +22,9 @@ def lint(
 ) -> None:
     """Check ATK folders against DESIGN.md: files, provenance, license, yaml fields, and that
     the rendered files (support files, port blocks) are current."""
+    from autotuner.atk.lint import fix as run_fix
+    from autotuner.atk.lint import lint as run_lint
     from core.paths import ATK_ROOT, project_root
-
-    from ..atk.lint import fix as run_fix
-    from ..atk.lint import lint as run_lint
 
     target = path or project_root() / ATK_ROOT
     if fix:

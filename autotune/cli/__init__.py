@@ -8,10 +8,10 @@ import warnings
 
 import typer
 
+from autotuner.checkout import other_checkout
+from autotuner.settings import settings
 from core.errors import UserError
 
-from ..checkout import other_checkout
-from ..settings import settings
 from . import atk, baseline, catalog, freeze, references, report, search, serve, transfer, verify
 from .common import err_console
 
@@ -57,7 +57,7 @@ def _usage_line(exc: typer.TyperException) -> str:
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """Our warnings about the user's input are one line; any other as Python writes it."""
-    from ..cases.store import CaseWarning
+    from autotuner.cases.store import CaseWarning
 
     if issubclass(category, CaseWarning):
         err_console.print(f"warning: {message}", markup=False, highlight=False, soft_wrap=True)
