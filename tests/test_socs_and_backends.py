@@ -86,3 +86,42 @@ def test_timers_are_registered_by_name_and_checked_against_the_backend_kind():
     with pytest.raises(UserError, match=r"^--timer npu-events cannot time soc 'H200'; use one of"):
         BackendSpec.make(BackendKind.CUDA, "H200", timer="npu-events")
     assert BackendSpec.make(BackendKind.NPU, "910B").timer == "npu-events"
+
+
+def test_device_events_time_each_call_between_its_own_events():
+    """`DeviceEvents` (CUDA's and the NPU's timer): per call, flush, cover the launch, start,
+    call, end; one synchronisation, then each end's time since its start."""
+    from autotuner.backends.base import DeviceEvents
+
+    log: list[str] = []
+
+    class Event:
+        def record(self):
+            self.at = len(log)
+            log.append("record")
+
+        def elapsed_time(self, end):
+            return float(end.at - self.at)
+
+    class Device:
+        def flush_l2(self):
+            log.append("flush")
+
+        def synchronize(self):
+            log.append("sync")
+
+    class Events(DeviceEvents):
+        name, kinds = "test-events", frozenset()
+
+        def event(self):
+            return Event()
+
+        def cover_launch(self):
+            log.append("cover")
+
+        def describe(self, backend):
+            return "test"
+
+    times = Events().elapsed_ms(Device(), lambda: log.append("call"), 3)
+    assert log == ["flush", "cover", "record", "call", "record"] * 3 + ["sync"]
+    assert times == [2.0, 2.0, 2.0]

@@ -58,6 +58,30 @@ class Timer(ABC):
         """How it times, in a phrase, for the versions a number records."""
 
 
+class DeviceEvents(Timer):
+    """A device's timing events around each call, the caches flushed before each; a device
+    gives its event class and what keeps it busy while the host enqueues the start and launch."""
+
+    @abstractmethod
+    def event(self) -> Any:
+        """A timing event of the device (`torch.cuda.Event(enable_timing=True)`, say)."""
+
+    def cover_launch(self) -> None:
+        """Enqueue device work that outlasts the host's launch overhead (none by default)."""
+
+    def elapsed_ms(self, backend: Backend, fn: Callable[[], Any], reps: int) -> list[float]:
+        starts = [self.event() for _ in range(reps)]
+        ends = [self.event() for _ in range(reps)]
+        for start, end in zip(starts, ends, strict=True):
+            backend.flush_l2()
+            self.cover_launch()
+            start.record()
+            fn()
+            end.record()
+        backend.synchronize()
+        return [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
+
+
 class HostClock(Timer):
     """Host clocks around each call, the device synchronized before and after: any backend."""
 

@@ -11,7 +11,7 @@ import torch
 from core.limits import DeviceLimits
 from core.socs import BackendKind, soc_from_device_name
 
-from .base import Backend, Timer, Timing
+from .base import Backend, DeviceEvents, Timer, Timing
 
 _FLUSH_BYTES = 256 * 1024 * 1024
 #: A spin of about 100 us at 2 GHz, longer than our launchers' host overhead.
@@ -23,25 +23,19 @@ CROSS_CHECK_BELOW_MS = 0.05
 _GRAPH_CALLS, _GRAPH_REPLAYS = 20, 10
 
 
-class CudaEvents(Timer):
+class CudaEvents(DeviceEvents):
     """CUDA events around each call, L2 flushed and a device spin covering the launch before each."""
 
     name: ClassVar[str] = "cuda-events"
     kinds: ClassVar[frozenset[BackendKind]] = frozenset({BackendKind.CUDA})
 
-    def elapsed_ms(self, backend: Backend, fn: Callable[[], Any], reps: int) -> list[float]:
-        starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-        ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-        for start, end in zip(starts, ends, strict=True):
-            backend.flush_l2()
-            # Keep the GPU busy while the host enqueues the start event and the launch, so the
-            # interval holds the kernel alone, not the launcher's Python overhead.
-            torch.cuda._sleep(_HOST_COVER_CYCLES)
-            start.record()
-            fn()
-            end.record()
-        backend.synchronize()
-        return [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
+    def event(self) -> torch.cuda.Event:
+        return torch.cuda.Event(enable_timing=True)
+
+    def cover_launch(self) -> None:
+        # Keep the GPU busy while the host enqueues the start event and the launch, so the
+        # interval holds the kernel alone, not the launcher's Python overhead.
+        torch.cuda._sleep(_HOST_COVER_CYCLES)
 
     def describe(self, backend: Backend) -> str:
         return (

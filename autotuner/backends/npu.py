@@ -35,7 +35,7 @@ from core.limits import DeviceLimits
 from core.socs import SOCS, BackendKind, soc_from_device_name, socs_of
 
 from . import compile_verdict, npu_options, triton_ascend
-from .base import Backend, Timer, Timing
+from .base import Backend, DeviceEvents, Timer, Timing
 from .compile import bishengir_version, prints_memory
 from .compiler_log import compiler_log
 
@@ -170,25 +170,16 @@ def _npu() -> Any:
     return torch.npu  # type: ignore[attr-defined]
 
 
-class NpuEvents(Timer):
+class NpuEvents(DeviceEvents):
     """NPU events around each call, L2 flushed before each."""
 
     name: ClassVar[str] = "npu-events"
     kinds: ClassVar[frozenset[BackendKind]] = frozenset({BackendKind.NPU})
 
-    def elapsed_ms(self, backend: Backend, fn: Callable[[], Any], reps: int) -> list[float]:
+    def event(self) -> Any:
         # torch.npu has no spin kernel to cover the host's launch overhead; the flush enqueued just
         # before keeps the device busy while the host records the start event and launches.
-        npu = _npu()
-        starts = [npu.Event(enable_timing=True) for _ in range(reps)]
-        ends = [npu.Event(enable_timing=True) for _ in range(reps)]
-        for start, end in zip(starts, ends, strict=True):
-            backend.flush_l2()
-            start.record()
-            fn()
-            end.record()
-        backend.synchronize()
-        return [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
+        return _npu().Event(enable_timing=True)
 
     def describe(self, backend: Backend) -> str:
         assert isinstance(backend, NpuBackend), "npu events time an NPU"
