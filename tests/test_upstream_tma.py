@@ -3,6 +3,8 @@
 autotune pick, recorded and pinned as upstream's. No GPU here: the device's capability, Triton's
 modules and upstream's functions are stood in for; the path itself is unverified on hardware."""
 
+import subprocess
+import sys
 import types
 
 import pytest
@@ -15,6 +17,7 @@ from ops import get_op, tma
 from ops.spec import OpSpec
 from storage import open_database
 
+from .conftest import ROOT
 from .test_check import CASE, OP
 from .test_upstream_picks import COST, OUT, UPSTREAM, _launch, fresh_autotuner  # noqa: F401
 
@@ -111,3 +114,14 @@ def test_the_baseline_times_each_upstream_source_at_its_own_pick(monkeypatch, tm
     assert {int(x) for x in launched["upstream"]} == {16}
     assert {int(x) for x in launched["upstream_tma"]} == {32}
     assert len(upstream_picks.autotuners([UPSTREAM])["_fill_block"].configs) == 2
+
+
+def test_the_ops_import_no_triton():
+    """Loading every op spec imports no Triton: a `triton.language` imported before the `cpu`
+    backend sets TRITON_INTERPRET=1 keeps compiled `@jit` helpers (`tl.zeros`), which
+    triton-ascend 3.2's interpreter refuses inside a kernel (ops.tma once did so)."""
+    probe = "import sys; from ops import all_ops; all_ops(); print(sorted(m for m in sys.modules if m.split('.')[0] == 'triton'))"
+    ran = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert ran.stdout.strip() == "[]"
