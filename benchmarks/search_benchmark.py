@@ -38,7 +38,8 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -192,11 +193,23 @@ def autotuned_launches(
             return launch
 
     through = Kernel()
-    setattr(port, spec_kernel.port_kernel, through)
+
+    @contextmanager
+    def tuned_launcher() -> Iterator[None]:
+        """The port's kernel replaced by `through` for one call of its launcher, and put back:
+        the port module is shared (`load_port`), and a later caller in this process (a test)
+        must not launch through a tuner whose inputs are gone."""
+        setattr(port, spec_kernel.port_kernel, through)
+        try:
+            yield
+        finally:
+            setattr(port, spec_kernel.port_kernel, jit)
+
     settings: dict[tuple, list[Config]] = {}
     for config in chosen:
         through.arguments = ()
-        spec.launch(kernel, kernel_inputs, config)  # recorded, not run
+        with tuned_launcher():
+            spec.launch(kernel, kernel_inputs, config)  # recorded, not run
         fixed = config_key({k: config[k] for k in outside})
         settings.setdefault((fixed, through.arguments), []).append(config)
     launches = [
@@ -221,7 +234,8 @@ def autotuned_launches(
 
     def launch(autotuned: Autotuned) -> object:
         through.current = autotuned
-        return spec.launch(kernel, kernel_inputs, autotuned.config)
+        with tuned_launcher():
+            return spec.launch(kernel, kernel_inputs, autotuned.config)
 
     return plan, launches, launch
 

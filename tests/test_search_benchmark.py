@@ -10,6 +10,7 @@ import pytest
 from autotuner.backends import get_backend
 from autotuner.search.space import config_key
 from autotuner.search.trial import CaseRunner
+from ops.ports import load_port
 
 from .conftest import ROOT
 
@@ -71,6 +72,9 @@ def test_the_triton_autotune_phase_launches_every_family(op, kernel, case):
         assert len(autotuned.timings()) == len(autotuned.tuner.configs)
         assert autotuned.picked(plan) in configs
         assert runner.error(outputs) <= runner.tolerance, (autotuned.picked(plan), outputs)
+    # the shared port module keeps its kernel: a later caller in this process must not launch
+    # through a tuner whose inputs are gone (that corrupted the interpreter's heap in later tests)
+    assert getattr(load_port(op), plan.kernel.port_kernel) is jit
 
 
 def test_the_phase_picks_one_of_the_configs_and_counts_the_settings():
